@@ -1,0 +1,44 @@
+/* analysis: derives per-phase figures and per-direction buffer estimates from the raw series
+ * of a test_result. Pure functions: no I/O, no clocks; unit-tested on synthetic traces. */
+#ifndef BM_ANALYSIS_H
+#define BM_ANALYSIS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "client/result.h"
+
+#define ANALYSIS_STEADY_INTERVAL_NS (250 * 1000000LL) /* goodput interval for saturation */
+#define ANALYSIS_STEADY_TOLERANCE 0.05                /* the draft's 5 % */
+#define ANALYSIS_STEADY_INTERVALS 4
+#define ANALYSIS_BUFFER_PERCENTILE 95.0
+
+/* Fills phases[], rtt0_ms, buffer_down/up and warnings from the raw series. */
+void analysis_run(struct test_result *r);
+
+/* Goodput in bit/s over [from, to] from a cumulative byte series (linear interpolation
+ * between samples). NAN if the series does not cover the interval. */
+double analysis_rate_bps(const struct tput_rec *s, size_t n, int64_t from, int64_t to);
+
+/* Saturation (the responsiveness draft's rule): the end of the first run of 4 consecutive
+ * intervals of length iv, counted from `from`, whose goodputs are all within tol of their
+ * mean. -1 if that never happens before `to`. */
+int64_t analysis_steady_start(const struct tput_rec *s, size_t n, int64_t from, int64_t to,
+			      int64_t iv, double tol);
+
+/* Counts probes sent in [from, to) and splits their loss into upstream and downstream using
+ * the server's received-count carried in each reply; final_count is the server's total
+ * (0 = unknown). Fills probes_sent/received, lost_up/down and loss_up/down_pct. */
+void analysis_loss(const struct probe_rec *p, size_t n, uint64_t final_count, int64_t from,
+		   int64_t to, struct phase_result *ph);
+
+/* RTT summary (ms) of the received probes sent in [from, to). */
+void analysis_rtt(const struct probe_rec *p, size_t n, int64_t from, int64_t to,
+		  struct stats_summary *out);
+
+/* Buffer estimate from the queueing delay q = RTT − rtt0 of probes sent in [from, to):
+ * ms = p95 of q; bytes = ms × ip_rate. Returns 0, or -1 (out->valid = 0) without samples. */
+int analysis_buffer(const struct probe_rec *p, size_t n, int64_t from, int64_t to, double rtt0_ms,
+		    double ip_rate_bps, struct buffer_estimate *out);
+
+#endif

@@ -1,0 +1,315 @@
+/* cli: parses flags (one clear sentence and exit 2 on bad input), runs a test or a lab, and
+ * hands the result to the writers. */
+#include "client/cli.h"
+
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/thread.h>
+
+#include "client/analysis.h"
+#include "client/config.h"
+#include "client/lab.h"
+#include "client/report.h"
+#include "client/result.h"
+#include "client/test.h"
+#include "common/log.h"
+#include "common/util.h"
+
+enum {
+	OPT_PHASES = 256, OPT_CC, OPT_JSON, OPT_IDLE, OPT_GAP, OPT_PROBE_SIZE,
+	OPT_DOWN_RATE, OPT_UP_RATE, OPT_DOWN_BUF, OPT_UP_BUF, OPT_IPV6, OPT_DAEMON,
+};
+
+static void cli_usage(FILE *f)
+{
+	fprintf(f,
+		"usage: bloatmeter [options] SERVER\n"
+		"       bloatmeter lab [--down-rate RATE] [--up-rate RATE] [--down-buffer MS]\n"
+		"                      [--up-buffer MS] [--ipv6] [options]\n"
+		"Measures latency under load (bufferbloat) and the bottleneck buffer per direction.\n"
+		"  -p, --port PORT        server port (default %d)\n"
+		"  -P, --parallel N       TCP flows per loaded direction (default 8)\n"
+		"  -t, --time SECONDS     length of each loaded phase (default 10)\n"
+		"  -i, --interval MS      UDP probe interval (default 10)\n"
+		"      --phases LIST      comma list of idle,download,upload,bidirectional (default all)\n"
+		"      --cc NAME          congestion control of load flows, both ends (default cubic)\n"
+		"      --idle SECONDS     length of the idle phase (default 5)\n"
+		"      --gap SECONDS      drain gap after each loaded phase (default 2)\n"
+		"      --probe-size BYTES UDP probe size, 64-1400 (default 100)\n"
+		"  -J, --json-stdout      print the JSON report instead of text\n"
+		"      --json FILE        also write the JSON report to FILE\n"
+		"  -q, --quiet            no text output\n"
+		"  -v, --verbose          more logging\n"
+		"  -h, --help             this help;  -V, --version  print the version\n"
+		"lab (needs root): emulates a bottleneck in network namespaces and runs the real\n"
+		"daemon and client through it, printing the measurement next to the configured truth.\n"
+		"      --down-rate RATE   e.g. 20mbit (default 20mbit)   --up-rate RATE (default 20mbit)\n"
+		"      --down-buffer MS   bottleneck buffer, ms (default 100)  --up-buffer MS (default 100)\n"
+		"      --ipv6             reach the server over IPv6\n"
+		"      --daemon PATH      bloatmeterd to run (default: next to this program)\n",
+		CLIENT_DEFAULT_PORT);
+}
+
+static _Noreturn void cli_bad(const char *what, const char *arg)
+{
+	fprintf(stderr, "bloatmeter: %s%s%s\n", what, arg ? ": " : "", arg ? arg : "");
+	cli_usage(stderr);
+	exit(2);
+}
+
+static double cli_double(const char *arg, double lo, double hi, const char *what)
+{
+	double v;
+
+	if (util_parse_double(arg, lo, hi, &v) < 0)
+		cli_bad(what, arg);
+	return v;
+}
+
+static long cli_long(const char *arg, long lo, long hi, const char *what)
+{
+	long v;
+
+	if (util_parse_long(arg, lo, hi, &v) < 0)
+		cli_bad(what, arg);
+	return v;
+}
+
+/* Applies one option shared by the measurement and lab commands; 0 if not one of them. */
+static int cli_common_opt(int c, struct client_config *cfg)
+{
+	switch (c) {
+	case 'p':
+		cfg->port = (uint16_t)cli_long(optarg, 1, 65535, "invalid port (1-65535)");
+		return 1;
+	case 'P':
+		cfg->flows = (int)cli_long(optarg, 1, 64, "invalid flow count (1-64)");
+		return 1;
+	case 't':
+		cfg->duration_s = cli_double(optarg, 2, 3600, "invalid phase length (2-3600 s)");
+		return 1;
+	case 'i':
+		cfg->interval_ms = cli_double(optarg, 1, 1000, "invalid probe interval (1-1000 ms)");
+		return 1;
+	case OPT_IDLE:
+		cfg->idle_s = cli_double(optarg, 1, 600, "invalid idle length (1-600 s)");
+		return 1;
+	case OPT_GAP:
+		cfg->gap_s = cli_double(optarg, 0, 60, "invalid gap length (0-60 s)");
+		return 1;
+	case OPT_PROBE_SIZE:
+		cfg->probe_size = (int)cli_long(optarg, 64, 1400, "invalid probe size (64-1400 bytes)");
+		return 1;
+	case OPT_PHASES:
+		if (config_parse_phases(cfg, optarg) < 0)
+			cli_bad("invalid --phases (use idle,download,upload,bidirectional, each once)", optarg);
+		return 1;
+	case OPT_CC:
+		if (strlen(optarg) == 0 || strlen(optarg) >= sizeof(cfg->cc) ||
+		    strspn(optarg, "abcdefghijklmnopqrstuvwxyz0123456789_") != strlen(optarg))
+			cli_bad("invalid congestion control name", optarg);
+		snprintf(cfg->cc, sizeof(cfg->cc), "%s", optarg);
+		return 1;
+	case 'J':
+		cfg->json_stdout = 1;
+		return 1;
+	case OPT_JSON:
+		cfg->json_file = optarg;
+		return 1;
+	case 'q':
+		cfg->quiet = 1;
+		return 1;
+	case 'v':
+		cfg->verbose++;
+		return 1;
+	}
+	return 0;
+}
+
+static const struct option cli_opts[] = {
+	{ "port", required_argument, NULL, 'p' },
+	{ "parallel", required_argument, NULL, 'P' },
+	{ "time", required_argument, NULL, 't' },
+	{ "interval", required_argument, NULL, 'i' },
+	{ "phases", required_argument, NULL, OPT_PHASES },
+	{ "cc", required_argument, NULL, OPT_CC },
+	{ "idle", required_argument, NULL, OPT_IDLE },
+	{ "gap", required_argument, NULL, OPT_GAP },
+	{ "probe-size", required_argument, NULL, OPT_PROBE_SIZE },
+	{ "json-stdout", no_argument, NULL, 'J' },
+	{ "json", required_argument, NULL, OPT_JSON },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, 'V' },
+	{ "down-rate", required_argument, NULL, OPT_DOWN_RATE },
+	{ "up-rate", required_argument, NULL, OPT_UP_RATE },
+	{ "down-buffer", required_argument, NULL, OPT_DOWN_BUF },
+	{ "up-buffer", required_argument, NULL, OPT_UP_BUF },
+	{ "ipv6", no_argument, NULL, OPT_IPV6 },
+	{ "daemon", required_argument, NULL, OPT_DAEMON },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* Applies one lab-only option; 0 if not one of them. */
+static int cli_lab_opt(int c, struct lab_config *lab)
+{
+	switch (c) {
+	case OPT_DOWN_RATE:
+		if (util_parse_rate(optarg, &lab->down_rate_bps) < 0)
+			cli_bad("invalid --down-rate (e.g. 20mbit)", optarg);
+		return 1;
+	case OPT_UP_RATE:
+		if (util_parse_rate(optarg, &lab->up_rate_bps) < 0)
+			cli_bad("invalid --up-rate (e.g. 20mbit)", optarg);
+		return 1;
+	case OPT_DOWN_BUF:
+		lab->down_buffer_ms = cli_double(optarg, 1, 10000, "invalid --down-buffer (1-10000 ms)");
+		return 1;
+	case OPT_UP_BUF:
+		lab->up_buffer_ms = cli_double(optarg, 1, 10000, "invalid --up-buffer (1-10000 ms)");
+		return 1;
+	case OPT_IPV6:
+		lab->ipv6 = 1;
+		return 1;
+	case OPT_DAEMON:
+		lab->daemon_path = optarg;
+		return 1;
+	}
+	return 0;
+}
+
+/* Parses argv; *is_lab says which command. Exits on bad usage, -h and -V. */
+static void cli_parse(int argc, char **argv, struct client_config *cfg, struct lab_config *lab,
+		      int *is_lab)
+{
+	int c;
+
+	*is_lab = argc > 1 && strcmp(argv[1], "lab") == 0;
+	if (*is_lab) {
+		argv++;
+		argc--;
+	}
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":p:P:t:i:JqvhV", cli_opts, NULL)) != -1) {
+		if (c == 'h') {
+			cli_usage(stdout);
+			exit(0);
+		}
+		if (c == 'V') {
+			printf("bloatmeter %s\n", BM_VERSION);
+			exit(0);
+		}
+		if (c == ':')
+			cli_bad("option needs a value", argv[optind - 1]);
+		if (cli_common_opt(c, cfg))
+			continue;
+		if (*is_lab && cli_lab_opt(c, lab))
+			continue;
+		cli_bad("unknown option", argv[optind - 1]);
+	}
+	if (*is_lab && optind < argc)
+		cli_bad("unexpected argument", argv[optind]);
+	if (!*is_lab) {
+		if (optind >= argc)
+			cli_bad("missing SERVER (or use: bloatmeter lab)", NULL);
+		if (optind + 1 < argc)
+			cli_bad("unexpected argument", argv[optind + 1]);
+		cfg->server = argv[optind];
+	}
+}
+
+/* Writes every requested view of the result. Returns 0 or 1. */
+static int cli_output(const struct test_result *res)
+{
+	const struct client_config *cfg = &res->cfg;
+	int rc = 0;
+
+	if (cfg->json_file && report_json_write(res, cfg->json_file) < 0)
+		rc = 1;
+	if (cfg->json_stdout) {
+		if (report_json_write(res, "-") < 0)
+			rc = 1;
+	} else if (!cfg->quiet) {
+		report_text(res, stdout);
+	}
+	return rc;
+}
+
+static int cli_measure(const struct client_config *cfg, struct test_result *res)
+{
+	char err[256];
+
+	if (test_run(cfg, res, err, sizeof(err)) < 0) {
+		log_error("%s", err);
+		return 1;
+	}
+	analysis_run(res);
+	return 0;
+}
+
+static int cli_lab(struct client_config *cfg, const struct lab_config *lcfg, struct test_result *res)
+{
+	char err[256];
+	struct lab *lab = lab_create(lcfg, err, sizeof(err));
+	int rc;
+
+	if (lab == NULL) {
+		log_error("%s", err);
+		return 1;
+	}
+	if (lab_enter_client(lab, err, sizeof(err)) < 0) {
+		log_error("%s", err);
+		lab_destroy(lab);
+		return 1;
+	}
+	cfg->server = lab_server_host(lab);
+	result_init(res, cfg);
+	rc = cli_measure(cfg, res);
+	if (lab_leave_client(lab) < 0)
+		log_warnx("cannot return to the original network namespace");
+	res->lab = 1;
+	lab_get_truth(lab, &res->truth);
+	lab_destroy(lab);
+	return rc;
+}
+
+int cli_main(int argc, char **argv)
+{
+	struct client_config cfg;
+	struct lab_config lab = {
+		.down_rate_bps = 20000000, .up_rate_bps = 20000000,
+		.down_buffer_ms = 100, .up_buffer_ms = 100,
+	};
+	struct test_result res;
+	int is_lab, rc;
+
+	config_defaults(&cfg);
+	cli_parse(argc, argv, &cfg, &lab, &is_lab);
+	log_init("bloatmeter", cfg.verbose >= 2 ? LOG_LVL_DEBUG
+			       : cfg.verbose   ? LOG_LVL_INFO
+			       : cfg.quiet     ? LOG_LVL_ERROR : LOG_LVL_WARN);
+	if (evthread_use_pthreads() < 0) {
+		log_error("cannot initialise libevent threading");
+		return 1;
+	}
+	util_catch_interrupts();
+	lab.port = cfg.port;
+	lab.daemon_verbose = cfg.verbose >= 2;
+	memset(&res, 0, sizeof(res));
+	if (is_lab) {
+		rc = cli_lab(&cfg, &lab, &res);
+	} else {
+		result_init(&res, &cfg);
+		rc = cli_measure(&cfg, &res);
+	}
+	if (rc == 0)
+		rc = cli_output(&res);
+	result_free(&res);
+	return rc;
+}

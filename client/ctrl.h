@@ -1,0 +1,41 @@
+/* ctrl: the client side of the control protocol — hello/welcome handshake, server stats,
+ * bye. The handshake is blocking with a deadline; later messages flow through libevent. */
+#ifndef BM_CTRL_H
+#define BM_CTRL_H
+
+#include <stdint.h>
+
+#include <json-c/json.h>
+
+#include "common/wire.h"
+
+struct ctrl_welcome {
+	uint8_t token[WIRE_TOKEN_LEN];
+	uint16_t udp_port;
+	int max_flows;
+	int cc_ok;
+	char cc_used[16];
+	char cc_error[96];
+	char server_version[32];
+	char udp_ts[8];
+};
+
+struct ctrl_stats {
+	int64_t t_ns;          /* server monotonic clock */
+	uint64_t up_rx_bytes;
+	uint64_t down_tx_bytes;
+	uint64_t udp_rx;
+	int64_t cc_failures;
+	int final;
+};
+
+/* Sends hello on a connected fd and waits up to timeout_ms for the welcome. 0, or -1 with one
+ * sentence in err (server error text, busy, timeout, or protocol violation). */
+int ctrl_handshake(int fd, const char *cc, int duration_s, int timeout_ms, struct ctrl_welcome *w,
+		   char *err, size_t errlen);
+/* Decodes a "stats" message; -1 if malformed. */
+int ctrl_parse_stats(json_object *msg, struct ctrl_stats *st) __attribute__((warn_unused_result));
+/* A new "bye" message (caller queues it with frame_put). */
+json_object *ctrl_bye(void);
+
+#endif

@@ -1,0 +1,7 @@
+/* bloatmeter: the client program. */
+#include "client/cli.h"
+
+int main(int argc, char **argv)
+{
+	return cli_main(argc, argv);
+}

@@ -1,0 +1,580 @@
+/* report_json: the canonical JSON view of a test_result; every field is described in
+ * docs/report.md. */
+#include "client/report.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/log.h"
+#include "common/util.h"
+
+/* Decimals kept per unit, so numbers carry their real precision instead of 17-digit noise.
+ * 0 decimals means the value is written as a JSON integer. */
+#define DEC_S 6     /* seconds: µs, finer than any timestamp we trust */
+#define DEC_MS 3    /* milliseconds: µs */
+#define DEC_MBPS 2
+#define DEC_PCT 3
+#define DEC_RATIO 4
+#define DEC_INT 0
+
+#define NUM_MAX 48  /* longest formatted number, with room for %.17g */
+
+/* json-c reports allocation failure only by returning NULL, which is also how a JSON null is
+ * written on purpose; so every constructor goes through a builder that remembers failures. */
+struct jb {
+	int failed;
+};
+
+/* Records a failed allocation; passes o through. */
+static json_object *jb_check(struct jb *b, json_object *o)
+{
+	if (o == NULL)
+		b->failed = 1;
+	return o;
+}
+
+static json_object *j_obj(struct jb *b)
+{
+	return jb_check(b, json_object_new_object());
+}
+
+static json_object *j_arr(struct jb *b)
+{
+	return jb_check(b, json_object_new_array());
+}
+
+/* A string, or JSON null for a NULL or empty string. */
+static json_object *j_str(struct jb *b, const char *s)
+{
+	if (s == NULL || *s == '\0')
+		return NULL;
+	return jb_check(b, json_object_new_string(s));
+}
+
+static json_object *j_int(struct jb *b, int64_t v)
+{
+	return jb_check(b, json_object_new_int64(v));
+}
+
+static json_object *j_bool(struct jb *b, int v)
+{
+	return jb_check(b, json_object_new_boolean(v != 0));
+}
+
+/* Formats v rounded to dec decimals with trailing zeros trimmed. Returns the rounded value.
+ * The caller has checked v is finite. */
+static double num_format(double v, int dec, char *buf, size_t len)
+{
+	double rv = v;
+	char *p;
+
+	if (fabs(v) >= 1e15) {
+		/* too large for fixed decimals (and v × 10^dec could overflow) */
+		snprintf(buf, len, "%.17g", v);
+	} else {
+		double scale = pow(10.0, dec);
+
+		rv = round(v * scale) / scale;
+		if (rv == 0.0)
+			rv = 0.0; /* no "-0" */
+		snprintf(buf, len, "%.*f", dec, rv);
+		if (dec > 0 && strpbrk(buf, ".,") != NULL) {
+			size_t n = strlen(buf);
+
+			while (n > 0 && buf[n - 1] == '0')
+				buf[--n] = '\0';
+			if (n > 0 && (buf[n - 1] == '.' || buf[n - 1] == ','))
+				buf[--n] = '\0';
+		}
+	}
+	/* A decimal comma from LC_NUMERIC would make invalid JSON. */
+	for (p = buf; *p; p++)
+		if (*p == ',')
+			*p = '.';
+	return rv;
+}
+
+/* A number with dec decimals (an integer when dec is 0); JSON null when NAN or infinite. */
+static json_object *j_num(struct jb *b, double v, int dec)
+{
+	char buf[NUM_MAX];
+	double rv;
+
+	if (!isfinite(v))
+		return NULL;
+	rv = num_format(v, dec, buf, sizeof(buf));
+	if (dec == 0 && fabs(rv) < 9e18)
+		return j_int(b, (int64_t)rv);
+	return jb_check(b, json_object_new_double_s(rv, buf));
+}
+
+/* Adds v under key; v NULL is a deliberate null. Takes ownership of v in every case. */
+static void j_add(struct jb *b, json_object *o, const char *key, json_object *v)
+{
+	if (o == NULL || json_object_object_add(o, key, v) != 0) {
+		json_object_put(v);
+		b->failed = 1;
+	}
+}
+
+/* Appends v to array a; takes ownership of v in every case. */
+static void j_push(struct jb *b, json_object *a, json_object *v)
+{
+	if (a == NULL || json_object_array_add(a, v) != 0) {
+		json_object_put(v);
+		b->failed = 1;
+	}
+}
+
+/* {k1: v1, k2: v2}: the many direction pairs. */
+static json_object *j_pair(struct jb *b, const char *k1, json_object *v1, const char *k2,
+			   json_object *v2)
+{
+	json_object *o = j_obj(b);
+
+	j_add(b, o, k1, v1);
+	j_add(b, o, k2, v2);
+	return o;
+}
+
+/* One cell of a sample row: a value and its decimals; NAN becomes null. */
+struct cell {
+	double v;
+	int dec;
+};
+
+/* A sample row such as [1.25, 31.207, 0]. It keeps its elements for in-memory readers but
+ * serialises from a pre-built string, so pretty output stays one line per row instead of
+ * five, which matters for thousands of probes. */
+static json_object *j_row(struct jb *b, const struct cell *c, int n)
+{
+	char text[(NUM_MAX + 1) * 4 + 2], num[NUM_MAX];
+	json_object *row = j_arr(b);
+	char *copy;
+	size_t o = 0;
+
+	text[o++] = '[';
+	for (int i = 0; i < n && i < 4; i++) {
+		if (isfinite(c[i].v))
+			(void)num_format(c[i].v, c[i].dec, num, sizeof(num));
+		else
+			strcpy(num, "null");
+		o += (size_t)snprintf(text + o, sizeof(text) - o, "%s%s", i ? "," : "", num);
+		j_push(b, row, j_num(b, c[i].v, c[i].dec));
+	}
+	snprintf(text + o, sizeof(text) - o, "]");
+	if (row == NULL)
+		return NULL;
+	if ((copy = strdup(text)) == NULL) {
+		b->failed = 1;
+		return row; /* still valid, only pretty-printed at length */
+	}
+	json_object_set_serializer(row, json_object_userdata_to_json_string, copy,
+				   json_object_free_userdata);
+	return row;
+}
+
+/* A monotonic time as seconds since the test's t0. */
+static double rel_s(const struct test_result *r, int64_t ns)
+{
+	return (double)(ns - r->t0_ns) / 1e9;
+}
+
+static json_object *json_config(struct jb *b, const struct client_config *cfg)
+{
+	json_object *o = j_obj(b), *phases = j_arr(b);
+
+	for (int i = 0; i < cfg->nphases && i < PHASE_KINDS; i++)
+		j_push(b, phases, j_str(b, phase_name(cfg->phases[i])));
+	j_add(b, o, "phases", phases);
+	j_add(b, o, "flows", j_int(b, cfg->flows));
+	j_add(b, o, "duration_s", j_num(b, cfg->duration_s, DEC_S));
+	j_add(b, o, "idle_s", j_num(b, cfg->idle_s, DEC_S));
+	j_add(b, o, "gap_s", j_num(b, cfg->gap_s, DEC_S));
+	j_add(b, o, "interval_ms", j_num(b, cfg->interval_ms, DEC_MS));
+	j_add(b, o, "probe_size", j_int(b, cfg->probe_size));
+	j_add(b, o, "cc", j_str(b, cfg->cc));
+	return o;
+}
+
+/* One end's congestion control; "error" only when it could not be set. */
+static json_object *json_cc_end(struct jb *b, int ok, const char *used, const char *error)
+{
+	json_object *o = j_obj(b);
+
+	j_add(b, o, "ok", j_bool(b, ok));
+	j_add(b, o, "used", j_str(b, used));
+	if (!ok)
+		j_add(b, o, "error", j_str(b, error));
+	return o;
+}
+
+static json_object *json_cc(struct jb *b, const struct test_result *r)
+{
+	const struct cc_report *cc = &r->cc;
+	json_object *o = j_obj(b);
+
+	j_add(b, o, "requested", j_str(b, cc->requested[0] ? cc->requested : r->cfg.cc));
+	j_add(b, o, "client", json_cc_end(b, cc->client_ok, cc->client_used, cc->client_error));
+	j_add(b, o, "server", json_cc_end(b, cc->server_ok, cc->server_used, cc->server_error));
+	return o;
+}
+
+static size_t replies_received(const struct test_result *r)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < r->nprobes; i++)
+		n += r->probes[i].received != 0;
+	return n;
+}
+
+static json_object *json_timestamps(struct jb *b, const struct test_result *r)
+{
+	json_object *o = j_obj(b);
+
+	j_add(b, o, "server_udp", j_str(b, r->udp_server_ts));
+	j_add(b, o, "client_kernel_replies", j_int(b, (int64_t)r->probes_kernel_ts));
+	j_add(b, o, "replies", j_int(b, (int64_t)replies_received(r)));
+	return o;
+}
+
+/* Whole-run probe counts; the server's own count lets readers check the up/down loss split. */
+static json_object *json_probe_totals(struct jb *b, const struct test_result *r)
+{
+	json_object *o = j_obj(b);
+
+	j_add(b, o, "sent", j_int(b, (int64_t)r->nprobes));
+	j_add(b, o, "received", j_int(b, (int64_t)replies_received(r)));
+	j_add(b, o, "server_received", r->srv_probe_count ? j_int(b, (int64_t)r->srv_probe_count)
+							    : NULL);
+	return o;
+}
+
+/* RTT order statistics; all null when the phase had no replies. */
+static json_object *json_rtt(struct jb *b, const struct stats_summary *s)
+{
+	json_object *o = j_obj(b);
+	double none = NAN;
+
+	j_add(b, o, "min", j_num(b, s->n ? s->min : none, DEC_MS));
+	j_add(b, o, "p50", j_num(b, s->n ? s->p50 : none, DEC_MS));
+	j_add(b, o, "p90", j_num(b, s->n ? s->p90 : none, DEC_MS));
+	j_add(b, o, "p99", j_num(b, s->n ? s->p99 : none, DEC_MS));
+	j_add(b, o, "max", j_num(b, s->n ? s->max : none, DEC_MS));
+	return o;
+}
+
+static json_object *json_phase(struct jb *b, const struct test_result *r,
+			       const struct phase_result *ph)
+{
+	json_object *o = j_obj(b);
+	int idle = ph->kind == PHASE_IDLE;
+
+	j_add(b, o, "name", j_str(b, phase_name(ph->kind)));
+	j_add(b, o, "start_s", j_num(b, rel_s(r, ph->start_ns), DEC_S));
+	j_add(b, o, "end_s", j_num(b, rel_s(r, ph->end_ns), DEC_S));
+	j_add(b, o, "steady_start_s",
+	      ph->steady_start_ns < 0 ? NULL : j_num(b, rel_s(r, ph->steady_start_ns), DEC_S));
+	j_add(b, o, "saturated", j_bool(b, ph->saturated));
+	j_add(b, o, "throughput_mbps",
+	      j_pair(b, "down", j_num(b, ph->down_mbps, DEC_MBPS), "up",
+		     j_num(b, ph->up_mbps, DEC_MBPS)));
+	j_add(b, o, "rtt_ms", json_rtt(b, &ph->rtt_ms));
+	j_add(b, o, "rtt_samples", j_int(b, (int64_t)ph->rtt_ms.n));
+	j_add(b, o, "loss_pct",
+	      j_pair(b, "up", j_num(b, ph->loss_up_pct, DEC_PCT), "down",
+		     j_num(b, ph->loss_down_pct, DEC_PCT)));
+	j_add(b, o, "lost",
+	      j_pair(b, "up", j_int(b, (int64_t)ph->lost_up), "down",
+		     j_int(b, (int64_t)ph->lost_down)));
+	j_add(b, o, "probes",
+	      j_pair(b, "sent", j_int(b, (int64_t)ph->probes_sent), "received",
+		     j_int(b, (int64_t)ph->probes_received)));
+	j_add(b, o, "latency_increase_ms",
+	      idle ? NULL : j_num(b, ph->latency_increase_ms, DEC_MS));
+	return o;
+}
+
+static json_object *json_phases(struct jb *b, const struct test_result *r)
+{
+	json_object *a = j_arr(b);
+
+	for (int i = 0; i < r->nphases && i < PHASE_KINDS; i++)
+		j_push(b, a, json_phase(b, r, &r->phases[i]));
+	return a;
+}
+
+/* One direction's buffer estimate, or null when there is none. */
+static json_object *json_buffer_est(struct jb *b, const struct buffer_estimate *e)
+{
+	json_object *o;
+
+	if (!e->valid)
+		return NULL;
+	o = j_obj(b);
+	j_add(b, o, "ms", j_num(b, e->ms, DEC_MS));
+	j_add(b, o, "bytes", j_num(b, e->bytes, DEC_INT));
+	j_add(b, o, "method", j_str(b, e->method));
+	j_add(b, o, "phase", j_str(b, phase_name(e->phase)));
+	j_add(b, o, "q_p50_ms", j_num(b, e->q_p50_ms, DEC_MS));
+	j_add(b, o, "q_p99_ms", j_num(b, e->q_p99_ms, DEC_MS));
+	j_add(b, o, "samples", j_int(b, (int64_t)e->samples));
+	j_add(b, o, "lower_bound", j_bool(b, e->lower_bound));
+	return o;
+}
+
+static json_object *json_warnings(struct jb *b, const struct test_result *r)
+{
+	json_object *a = j_arr(b);
+	int n = r->nwarnings;
+
+	if (n > (int)(sizeof(r->warnings) / sizeof(r->warnings[0])))
+		n = (int)(sizeof(r->warnings) / sizeof(r->warnings[0]));
+	for (int i = 0; i < n; i++)
+		j_push(b, a, jb_check(b, json_object_new_string(r->warnings[i])));
+	return a;
+}
+
+/* Column names of a sample table. */
+static json_object *json_columns(struct jb *b, const char *const *names, int n)
+{
+	json_object *a = j_arr(b);
+
+	for (int i = 0; i < n; i++)
+		j_push(b, a, j_str(b, names[i]));
+	return a;
+}
+
+static json_object *json_udp_samples(struct jb *b, const struct test_result *r)
+{
+	static const char *const cols[] = { "t_s", "rtt_ms", "lost" };
+	json_object *o = j_obj(b), *data = j_arr(b);
+
+	for (size_t i = 0; i < r->nprobes && !b->failed; i++) {
+		const struct probe_rec *p = &r->probes[i];
+		struct cell c[3] = {
+			{ rel_s(r, p->send_ns), DEC_S },
+			{ p->received ? (double)p->rtt_ns / 1e6 : NAN, DEC_MS },
+			{ p->received ? 0 : 1, DEC_INT },
+		};
+
+		j_push(b, data, j_row(b, c, 3));
+	}
+	j_add(b, o, "columns", json_columns(b, cols, 3));
+	j_add(b, o, "data", data);
+	return o;
+}
+
+/* A cumulative byte series as [[t_s, bytes], ...]. */
+static json_object *json_tput_series(struct jb *b, const struct test_result *r,
+				     const struct tput_rec *s, size_t n)
+{
+	json_object *a = j_arr(b);
+
+	for (size_t i = 0; i < n && !b->failed; i++) {
+		struct cell c[2] = {
+			{ rel_s(r, s[i].t_ns), DEC_S },
+			{ (double)s[i].bytes, DEC_INT },
+		};
+
+		j_push(b, a, j_row(b, c, 2));
+	}
+	return a;
+}
+
+static json_object *json_samples(struct jb *b, const struct test_result *r)
+{
+	static const char *const cols[] = { "t_s", "bytes" };
+	json_object *o = j_obj(b), *tput = j_obj(b);
+
+	j_add(b, tput, "columns", json_columns(b, cols, 2));
+	j_add(b, tput, "down", json_tput_series(b, r, r->down, r->ndown));
+	j_add(b, tput, "up", json_tput_series(b, r, r->up, r->nup));
+	j_add(b, o, "udp", json_udp_samples(b, r));
+	j_add(b, o, "throughput", tput);
+	return o;
+}
+
+/* (measured − truth) / truth in percent; NAN when there is nothing to compare. */
+static double error_pct(const struct buffer_estimate *e, double truth_ms)
+{
+	if (!e->valid || !(truth_ms > 0))
+		return NAN;
+	return (e->ms - truth_ms) / truth_ms * 100.0;
+}
+
+static json_object *json_lab(struct jb *b, const struct test_result *r)
+{
+	const struct lab_truth *t = &r->truth;
+	json_object *o = j_obj(b), *truth = j_obj(b);
+
+	j_add(b, truth, "down_rate_bps", j_int(b, (int64_t)t->down_rate_bps));
+	j_add(b, truth, "up_rate_bps", j_int(b, (int64_t)t->up_rate_bps));
+	j_add(b, truth, "down_buffer_ms", j_num(b, t->down_buffer_ms, DEC_MS));
+	j_add(b, truth, "up_buffer_ms", j_num(b, t->up_buffer_ms, DEC_MS));
+	j_add(b, truth, "down_limit_bytes", j_int(b, (int64_t)t->down_limit_bytes));
+	j_add(b, truth, "up_limit_bytes", j_int(b, (int64_t)t->up_limit_bytes));
+	j_add(b, truth, "down_burst_bytes", j_int(b, (int64_t)t->down_burst_bytes));
+	j_add(b, truth, "up_burst_bytes", j_int(b, (int64_t)t->up_burst_bytes));
+	j_add(b, o, "truth", truth);
+	j_add(b, o, "error_pct",
+	      j_pair(b, "buffer_down_ms",
+		     j_num(b, error_pct(&r->buffer_down, t->down_buffer_ms), DEC_PCT),
+		     "buffer_up_ms", j_num(b, error_pct(&r->buffer_up, t->up_buffer_ms), DEC_PCT)));
+	return o;
+}
+
+static json_object *json_start_time(struct jb *b, const struct test_result *r)
+{
+	char buf[40];
+
+	if (r->start_real_ns <= 0)
+		return NULL;
+	util_iso8601(r->start_real_ns, buf, sizeof(buf));
+	return j_str(b, buf);
+}
+
+json_object *report_json(const struct test_result *r)
+{
+	struct jb b = { 0 };
+	json_object *o = j_obj(&b);
+
+	j_add(&b, o, "version", j_str(&b, BM_VERSION));
+	j_add(&b, o, "schema_version", j_int(&b, REPORT_SCHEMA_VERSION));
+	j_add(&b, o, "server", j_str(&b, r->server_addr));
+	j_add(&b, o, "server_version", j_str(&b, r->server_version));
+	j_add(&b, o, "start_time", json_start_time(&b, r));
+	j_add(&b, o, "config", json_config(&b, &r->cfg));
+	j_add(&b, o, "cc", json_cc(&b, r));
+	j_add(&b, o, "timestamps", json_timestamps(&b, r));
+	j_add(&b, o, "probes", json_probe_totals(&b, r));
+	j_add(&b, o, "rtt0_ms", j_num(&b, r->rtt0_ms, DEC_MS));
+	j_add(&b, o, "ip_overhead", j_num(&b, r->ip_overhead, DEC_RATIO));
+	j_add(&b, o, "mss", r->mss > 0 ? j_int(&b, r->mss) : NULL);
+	j_add(&b, o, "phases", json_phases(&b, r));
+	j_add(&b, o, "buffer",
+	      j_pair(&b, "download", json_buffer_est(&b, &r->buffer_down), "upload",
+		     json_buffer_est(&b, &r->buffer_up)));
+	j_add(&b, o, "warnings", json_warnings(&b, r));
+	if (r->lab)
+		j_add(&b, o, "lab", json_lab(&b, r));
+	j_add(&b, o, "samples", json_samples(&b, r));
+	if (b.failed) {
+		json_object_put(o);
+		return NULL;
+	}
+	return o;
+}
+
+static int write_all(int fd, const char *p, size_t n)
+{
+	while (n > 0) {
+		ssize_t w = write(fd, p, n);
+
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+static int write_stdout(const char *s, size_t len)
+{
+	if (fwrite(s, 1, len, stdout) != len || fputc('\n', stdout) == EOF ||
+	    fflush(stdout) == EOF) {
+		log_error("cannot write the JSON report to standard output: %s", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* Creates "<path>.tmp<random>" exclusively. Not mkstemp: that forces mode 0600, while a
+ * report should get the usual 0666 & ~umask (and reading the umask is racy with threads). */
+static int open_temp(const char *path, char *tmp, size_t len)
+{
+	for (int tries = 0; tries < 8; tries++) {
+		uint32_t rnd;
+		int fd;
+
+		if (util_random(&rnd, sizeof(rnd)) < 0) {
+			errno = EIO;
+			return -1;
+		}
+		if ((size_t)snprintf(tmp, len, "%s.tmp%08" PRIx32, path, rnd) >= len) {
+			errno = ENAMETOOLONG;
+			return -1;
+		}
+		fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+		if (fd >= 0 || errno != EEXIST)
+			return fd;
+	}
+	return -1;
+}
+
+/* Writes beside path, then renames: readers see the old report or the whole new one. */
+static int write_file(const char *path, const char *s, size_t len)
+{
+	size_t tlen = strlen(path) + 16;
+	char *tmp = malloc(tlen);
+	int fd, err;
+
+	if (tmp == NULL) {
+		log_error("cannot write the JSON report %s: out of memory", path);
+		return -1;
+	}
+	if ((fd = open_temp(path, tmp, tlen)) < 0) {
+		log_error("cannot create a temporary file for the JSON report %s: %s", path,
+			  strerror(errno));
+		free(tmp);
+		return -1;
+	}
+	if (write_all(fd, s, len) < 0 || write_all(fd, "\n", 1) < 0 || fsync(fd) < 0)
+		goto fail;
+	err = close(fd);
+	fd = -1;
+	if (err < 0 || rename(tmp, path) < 0)
+		goto fail;
+	free(tmp);
+	return 0;
+fail:
+	err = errno;
+	if (fd >= 0)
+		(void)close(fd);
+	(void)unlink(tmp);
+	log_error("cannot write the JSON report %s: %s", path, strerror(err));
+	free(tmp);
+	return -1;
+}
+
+int report_json_write(const struct test_result *r, const char *path)
+{
+	json_object *o = report_json(r);
+	const char *s;
+	size_t len = 0;
+	int rc;
+
+	if (o == NULL) {
+		log_error("cannot build the JSON report: out of memory");
+		return -1;
+	}
+	s = json_object_to_json_string_length(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
+						 JSON_C_TO_STRING_NOSLASHESCAPE, &len);
+	if (s == NULL) {
+		log_error("cannot serialise the JSON report: out of memory");
+		json_object_put(o);
+		return -1;
+	}
+	rc = strcmp(path, "-") == 0 ? write_stdout(s, len) : write_file(path, s, len);
+	json_object_put(o);
+	return rc;
+}

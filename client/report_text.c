@@ -1,0 +1,288 @@
+/* report_text: the short human summary of a test_result — what ran, per-phase figures, the
+ * buffer estimates with how they were made, warnings, and in lab mode the ground truth. */
+#include "client/report.h"
+
+#include <math.h>
+#include <string.h>
+
+/* Table layout: phase, goodput down/up, RTT min…max, loss, latency increase. */
+#define ROW_FMT "%-15s %11s %10s %12s %7s %7s %7s %7s %14s %11s\n"
+
+/* Copies s into out with control bytes replaced: server-supplied text (cc errors, warnings
+ * that quote it) must not drive the terminal. */
+static const char *clean(const char *s, char *out, size_t len)
+{
+	size_t i = 0;
+
+	for (; s && *s && i + 1 < len; s++)
+		out[i++] = ((unsigned char)*s < 0x20 || *s == 0x7f) ? '?' : *s;
+	out[i] = '\0';
+	return out;
+}
+
+/* "%.*f" of v, or "-" when v is NAN or infinite. */
+static const char *num(double v, int dec, char *buf, size_t len)
+{
+	if (!isfinite(v))
+		snprintf(buf, len, "-");
+	else
+		snprintf(buf, len, "%.*f", dec, v);
+	return buf;
+}
+
+/* "1.2%", or "-" when v is NAN. */
+static const char *pct(double v, char *buf, size_t len)
+{
+	if (!isfinite(v))
+		snprintf(buf, len, "-");
+	else
+		snprintf(buf, len, "%.1f%%", v);
+	return buf;
+}
+
+/* Bytes with an SI unit and about three significant digits. */
+static const char *human_bytes(double b, char *buf, size_t len)
+{
+	if (!isfinite(b))
+		snprintf(buf, len, "? bytes");
+	else if (b < 1e3)
+		snprintf(buf, len, "%.0f B", b);
+	else if (b < 1e6)
+		snprintf(buf, len, b < 1e4 ? "%.1f kB" : "%.0f kB", b / 1e3);
+	else
+		snprintf(buf, len, b < 1e7 ? "%.2f MB" : "%.1f MB", b / 1e6);
+	return buf;
+}
+
+/* Writes s right-aligned in width columns, counting UTF-8 characters, not bytes ("≥"). */
+static void put_cell(FILE *out, const char *s, int width)
+{
+	int chars = 0;
+
+	for (const char *p = s; *p; p++)
+		chars += ((unsigned char)*p & 0xc0) != 0x80;
+	fprintf(out, "%*s%s", width > chars ? width - chars : 0, "", s);
+}
+
+static size_t replies_received(const struct test_result *r)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < r->nprobes; i++)
+		n += r->probes[i].received != 0;
+	return n;
+}
+
+static const char *cc_requested(const struct test_result *r)
+{
+	return r->cc.requested[0] ? r->cc.requested : r->cfg.cc;
+}
+
+/* "cc cubic (both ends)" or what each end really ran, e.g. "cc client bbr (cubic refused)". */
+static void describe_cc(const struct test_result *r, char *buf, size_t len)
+{
+	const struct cc_report *cc = &r->cc;
+	const char *req = cc_requested(r);
+	char su[sizeof(cc->server_used)];
+	const char *cu;
+
+	/* An end that set the requested algorithm but did not name it ran the requested one. */
+	cu = cc->client_used[0] ? cc->client_used : cc->client_ok ? req : "default";
+	clean(cc->server_used[0] ? cc->server_used : cc->server_ok ? req : "default", su,
+	      sizeof(su));
+	if (cc->client_ok && cc->server_ok && strcmp(cu, su) == 0)
+		snprintf(buf, len, "cc %s (both ends)", cu);
+	else
+		snprintf(buf, len, "cc client %s%s%s%s, server %s%s%s%s", cu,
+			 cc->client_ok ? "" : " (", cc->client_ok ? "" : req,
+			 cc->client_ok ? "" : " refused)", su, cc->server_ok ? "" : " (",
+			 cc->server_ok ? "" : req, cc->server_ok ? "" : " refused)");
+}
+
+/* Which clock stamped the probe replies at each end. */
+static void describe_ts(const struct test_result *r, char *buf, size_t len)
+{
+	size_t n = replies_received(r), k = r->probes_kernel_ts;
+	char srv[sizeof(r->udp_server_ts)];
+	int srv_kernel = strcmp(r->udp_server_ts, "kernel") == 0;
+
+	clean(r->udp_server_ts[0] ? r->udp_server_ts : "unknown", srv, sizeof(srv));
+	if (n == 0)
+		snprintf(buf, len, "no replies");
+	else if (k >= n && srv_kernel)
+		snprintf(buf, len, "kernel timestamps");
+	else if (k >= n)
+		snprintf(buf, len, "client kernel timestamps, server %s", srv);
+	else
+		snprintf(buf, len, "client kernel timestamps on %zu of %zu replies, server %s", k, n,
+			 srv);
+}
+
+static void text_header(const struct test_result *r, FILE *out)
+{
+	char cc[160], ts[128], addr[sizeof(r->server_addr)];
+
+	describe_cc(r, cc, sizeof(cc));
+	describe_ts(r, ts, sizeof(ts));
+	fprintf(out, "bloatmeter %s → %s, %d flow%s per direction, %s, UDP probes every %g ms (%s)\n",
+		BM_VERSION, clean(r->server_addr, addr, sizeof(addr)), r->cfg.flows,
+		r->cfg.flows == 1 ? "" : "s", cc, r->cfg.interval_ms, ts);
+}
+
+/* The errors behind a refused congestion control, one line per end. */
+static void text_cc_errors(const struct test_result *r, FILE *out)
+{
+	char err[sizeof(r->cc.server_error)];
+
+	if (!r->cc.client_ok && r->cc.client_error[0])
+		fprintf(out, "note: the client could not use %s: %s\n", cc_requested(r),
+			clean(r->cc.client_error, err, sizeof(err)));
+	if (!r->cc.server_ok && r->cc.server_error[0])
+		fprintf(out, "note: the server could not use %s: %s\n", cc_requested(r),
+			clean(r->cc.server_error, err, sizeof(err)));
+}
+
+static int unsaturated(const struct phase_result *ph)
+{
+	return ph->kind != PHASE_IDLE && !ph->saturated;
+}
+
+static void text_phase_row(const struct phase_result *ph, FILE *out)
+{
+	const struct stats_summary *s = &ph->rtt_ms;
+	double none = NAN;
+	char name[24], dn[16], up[16], mn[16], p50[16], p90[16], p99[16], mx[16];
+	char lu[16], ld[16], loss[40], inc[24];
+
+	snprintf(name, sizeof(name), "%s%s", phase_name(ph->kind), unsaturated(ph) ? "*" : "");
+	snprintf(loss, sizeof(loss), "%s/%s", pct(ph->loss_up_pct, lu, sizeof(lu)),
+		 pct(ph->loss_down_pct, ld, sizeof(ld)));
+	if (ph->kind == PHASE_IDLE || !isfinite(ph->latency_increase_ms))
+		snprintf(inc, sizeof(inc), "-");
+	else
+		snprintf(inc, sizeof(inc), "%+.1f ms", ph->latency_increase_ms);
+	fprintf(out, ROW_FMT, name, num(ph->down_mbps, 2, dn, sizeof(dn)),
+		num(ph->up_mbps, 2, up, sizeof(up)), num(s->n ? s->min : none, 2, mn, sizeof(mn)),
+		num(s->n ? s->p50 : none, 2, p50, sizeof(p50)),
+		num(s->n ? s->p90 : none, 2, p90, sizeof(p90)),
+		num(s->n ? s->p99 : none, 2, p99, sizeof(p99)),
+		num(s->n ? s->max : none, 2, mx, sizeof(mx)), loss, inc);
+}
+
+static void text_phases(const struct test_result *r, FILE *out)
+{
+	int any_unsat = 0;
+
+	fprintf(out, ROW_FMT, "phase", "down Mbit/s", "up Mbit/s", "RTT ms: min", "p50", "p90",
+		"p99", "max", "loss up/down", "+latency");
+	for (int i = 0; i < r->nphases && i < PHASE_KINDS; i++) {
+		text_phase_row(&r->phases[i], out);
+		any_unsat |= unsaturated(&r->phases[i]);
+	}
+	if (any_unsat)
+		fprintf(out, "* never reached stable goodput: the queue may not have filled, so its "
+			     "figures are uncertain and a buffer measured there is a lower bound\n");
+}
+
+static int ran_phase(const struct test_result *r, enum phase_kind k)
+{
+	for (int i = 0; i < r->nphases && i < PHASE_KINDS; i++)
+		if (r->phases[i].kind == k)
+			return 1;
+	return 0;
+}
+
+static void text_buffer_line(const struct test_result *r, const char *dir, enum phase_kind k,
+			     const struct buffer_estimate *b, FILE *out)
+{
+	char ms[16], bytes[24], p50[16], p99[16];
+	const char *why = "no probe replies in the window";
+
+	if (!b->valid) {
+		if (!ran_phase(r, k))
+			why = "phase not run";
+		else if (!isfinite(r->rtt0_ms))
+			why = "no baseline RTT";
+		fprintf(out, "  %-9s not measured (%s)\n", dir, why);
+		return;
+	}
+	fprintf(out, "  %-9s %s%s ms ≈ %s   (%s phase, %zu samples; p50 %s ms, p99 %s ms%s)\n", dir,
+		b->lower_bound ? "≥ " : "", num(b->ms, 1, ms, sizeof(ms)),
+		human_bytes(b->bytes, bytes, sizeof(bytes)), phase_name(b->phase), b->samples,
+		num(b->q_p50_ms, 1, p50, sizeof(p50)), num(b->q_p99_ms, 1, p99, sizeof(p99)),
+		b->lower_bound ? "; lower bound: the load never saturated" : "");
+}
+
+static void text_buffers(const struct test_result *r, FILE *out)
+{
+	char rtt0[64] = "the idle minimum RTT";
+
+	if (isfinite(r->rtt0_ms))
+		snprintf(rtt0, sizeof(rtt0), "the idle minimum RTT of %.2f ms", r->rtt0_ms);
+	fprintf(out, "Buffer (queueing delay above %s: p95 over the steady window, × IP "
+		     "throughput):\n", rtt0);
+	text_buffer_line(r, "downlink", PHASE_DOWNLOAD, &r->buffer_down, out);
+	text_buffer_line(r, "uplink", PHASE_UPLOAD, &r->buffer_up, out);
+}
+
+static void text_warnings(const struct test_result *r, FILE *out)
+{
+	int n = r->nwarnings;
+	char w[sizeof(r->warnings[0])];
+
+	if (n > (int)(sizeof(r->warnings) / sizeof(r->warnings[0])))
+		n = (int)(sizeof(r->warnings) / sizeof(r->warnings[0]));
+	for (int i = 0; i < n; i++)
+		fprintf(out, "warning: %s\n", clean(r->warnings[i], w, sizeof(w)));
+}
+
+/* One direction of the lab comparison: configured vs measured and the error in ms. */
+static void text_lab_row(const char *dir, uint64_t rate_bps, double buf_ms, uint64_t limit,
+			 const struct buffer_estimate *b, FILE *out)
+{
+	char rate[16], cms[16], mms[24], v[16], mbytes[24], err[16];
+	int ok = b->valid && buf_ms > 0;
+
+	snprintf(mms, sizeof(mms), "%s%s", b->valid && b->lower_bound ? "≥" : "",
+		 num(b->valid ? b->ms : NAN, 1, v, sizeof(v)));
+	if (ok)
+		snprintf(err, sizeof(err), "%+.1f%%", (b->ms - buf_ms) / buf_ms * 100.0);
+	else
+		snprintf(err, sizeof(err), "-");
+	fprintf(out, "  %-10s %11s %10s %12llu ", dir,
+		num((double)rate_bps / 1e6, 2, rate, sizeof(rate)), num(buf_ms, 1, cms, sizeof(cms)),
+		(unsigned long long)limit);
+	put_cell(out, mms, 12);
+	fprintf(out, " %15s %8s\n", num(b->valid ? b->bytes : NAN, 0, mbytes, sizeof(mbytes)), err);
+}
+
+static void text_lab(const struct test_result *r, FILE *out)
+{
+	const struct lab_truth *t = &r->truth;
+
+	fprintf(out, "Lab ground truth (one tbf per direction on the router; limit = rate × buffer):\n");
+	fprintf(out, "  %-10s %11s %10s %12s %12s %15s %8s\n", "direction", "rate Mbit/s",
+		"buffer ms", "limit bytes", "measured ms", "measured bytes", "error");
+	text_lab_row("downlink", t->down_rate_bps, t->down_buffer_ms, t->down_limit_bytes,
+		     &r->buffer_down, out);
+	text_lab_row("uplink", t->up_rate_bps, t->up_buffer_ms, t->up_limit_bytes, &r->buffer_up,
+		     out);
+}
+
+void report_text(const struct test_result *r, FILE *out)
+{
+	text_header(r, out);
+	text_cc_errors(r, out);
+	fputc('\n', out);
+	text_phases(r, out);
+	fputc('\n', out);
+	text_buffers(r, out);
+	if (r->nwarnings > 0) {
+		fputc('\n', out);
+		text_warnings(r, out);
+	}
+	if (r->lab) {
+		fputc('\n', out);
+		text_lab(r, out);
+	}
+}

@@ -1,0 +1,36 @@
+/* result: lifecycle of the result model. */
+#include "client/result.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void result_init(struct test_result *r, const struct client_config *cfg)
+{
+	memset(r, 0, sizeof(*r));
+	r->cfg = *cfg;
+	r->ip_overhead = NAN;
+	r->rtt0_ms = NAN;
+}
+
+void result_free(struct test_result *r)
+{
+	free(r->probes);
+	free(r->down);
+	free(r->up);
+	r->probes = NULL;
+	r->down = r->up = NULL;
+}
+
+void result_warn(struct test_result *r, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (r->nwarnings >= (int)(sizeof(r->warnings) / sizeof(r->warnings[0])))
+		return;
+	va_start(ap, fmt);
+	vsnprintf(r->warnings[r->nwarnings++], sizeof(r->warnings[0]), fmt, ap);
+	va_end(ap);
+}

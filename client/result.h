@@ -1,0 +1,104 @@
+/* result: the one in-memory result model of a run. The test fills the raw series; analysis
+ * fills the derived parts; every output writer only reads it. */
+#ifndef BM_RESULT_H
+#define BM_RESULT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "client/config.h"
+#include "client/lab.h"
+#include "common/stats.h"
+
+/* One UDP probe as the client saw it. Times are client CLOCK_MONOTONIC ns except srv_*. */
+struct probe_rec {
+	uint32_t seq;
+	uint8_t received;     /* a valid reply arrived */
+	uint8_t ts_kernel;    /* rtt used a kernel receive timestamp */
+	int64_t send_ns;
+	int64_t rtt_ns;       /* valid if received */
+	int64_t srv_rx_ns;    /* server clock */
+	int64_t srv_tx_ns;
+	uint64_t srv_count;   /* server's received count when it answered */
+};
+
+/* Cumulative bytes seen by a receiver at time t (client clock). */
+struct tput_rec {
+	int64_t t_ns;
+	uint64_t bytes;
+};
+
+/* Congestion control as each end really used it for the load flows. */
+struct cc_report {
+	char requested[16];
+	int client_ok;            /* client could set it on every load socket */
+	char client_used[16];
+	char client_error[96];
+	int server_ok;
+	char server_used[16];
+	char server_error[96];
+};
+
+struct phase_result {
+	enum phase_kind kind;
+	int64_t start_ns, end_ns;      /* load (or idle) interval, client clock */
+	int64_t steady_start_ns;       /* start of the steady window; -1 if never saturated */
+	int saturated;
+	double down_mbps, up_mbps;     /* goodput over the steady window (NAN if n/a) */
+	struct stats_summary rtt_ms;   /* received probes sent in the steady window (idle: whole phase) */
+	size_t probes_sent, probes_received;
+	size_t lost_up, lost_down;
+	double loss_up_pct, loss_down_pct;
+	double latency_increase_ms;    /* rtt p50 − idle rtt p50 */
+};
+
+/* Buffer estimate for one direction of the bottleneck. */
+struct buffer_estimate {
+	int valid;
+	enum phase_kind phase;     /* where it was measured */
+	double ms;                 /* p95 of queueing delay over the steady window */
+	double bytes;              /* ms × IP-level throughput */
+	double q_p50_ms, q_p99_ms;
+	size_t samples;
+	int lower_bound;           /* load never saturated: the buffer is at least this */
+	const char *method;        /* static string naming the method */
+};
+
+struct test_result {
+	struct client_config cfg;
+	char server_addr[64];          /* address:port actually used */
+	int64_t start_real_ns;         /* wall clock at test start */
+	int64_t t0_ns;                 /* monotonic time all relative times count from */
+	char server_version[32];
+	char udp_server_ts[8];         /* "kernel" or "user" */
+	struct cc_report cc;
+	double ip_overhead;            /* IP bytes per goodput byte, from MSS and header sizes */
+	int mss;
+
+	struct probe_rec *probes;
+	size_t nprobes;
+	size_t probes_kernel_ts;       /* replies timed with kernel timestamps */
+	uint64_t srv_probe_count;      /* server's final count of received probes (0 = unknown) */
+	struct tput_rec *down;         /* client-received download bytes */
+	size_t ndown;
+	struct tput_rec *up;           /* server-received upload bytes, mapped to client clock */
+	size_t nup;
+
+	struct phase_result phases[PHASE_KINDS];
+	int nphases;
+	double rtt0_ms;                /* idle minimum RTT (baseline) */
+	struct buffer_estimate buffer_down, buffer_up;
+
+	char warnings[16][192];
+	int nwarnings;
+
+	int lab;                       /* lab mode: truth is valid */
+	struct lab_truth truth;
+};
+
+void result_init(struct test_result *r, const struct client_config *cfg);
+void result_free(struct test_result *r);
+/* Adds a one-sentence warning shown in text and JSON output. */
+void result_warn(struct test_result *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#endif

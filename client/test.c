@@ -1,0 +1,470 @@
+/* test: the phase schedule runs on the load event loop, driven by a 50 ms tick; UDP probes
+ * run throughout on their own thread. */
+#include "client/test.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+
+#include "client/ctrl.h"
+#include "client/load.h"
+#include "common/clock.h"
+#include "common/frame.h"
+#include "common/log.h"
+#include "common/sock.h"
+#include "common/util.h"
+#include "probes/udp.h"
+
+#define TICK_MS 50
+#define HANDSHAKE_TIMEOUT_MS 5000
+#define CONNECT_TIMEOUT_MS 5000
+#define BYE_TIMEOUT_MS 3000
+#define PROBE_GRACE_NS (1000 * NS_PER_MS)
+
+/* One step of the schedule: a phase, or a drain gap (kind < 0). */
+struct step {
+	int kind;
+	int64_t len_ns;
+};
+
+struct test {
+	const struct client_config *cfg;
+	struct test_result *res;
+	struct event_base *base;
+	struct sockaddr_storage sa;
+	socklen_t salen;
+	struct bufferevent *ctrl;
+	struct ctrl_welcome welcome;
+	struct udp_probe *probe;
+	struct load *load;
+	uint64_t down_done;        /* download bytes of flows already closed */
+	struct event *tick, *bye_timeout;
+	struct step steps[2 * PHASE_KINDS];
+	int nsteps, cur;
+	int64_t step_end_ns;
+	size_t cap_down, cap_up;
+	int64_t *up_srv_t;         /* server clock of each upload sample */
+	int cc_noted;
+	int finishing;
+	int failed;
+	char err[256];
+};
+
+static void test_fail(struct test *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void test_fail(struct test *t, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!t->failed) {
+		va_start(ap, fmt);
+		vsnprintf(t->err, sizeof(t->err), fmt, ap);
+		va_end(ap);
+		t->failed = 1;
+	}
+	event_base_loopbreak(t->base);
+}
+
+static int test_push_tput(struct tput_rec **arr, size_t *n, size_t *cap, int64_t t, uint64_t b)
+{
+	if (*n == *cap) {
+		size_t nc = *cap ? *cap * 2 : 1024;
+		struct tput_rec *a = realloc(*arr, nc * sizeof(*a));
+
+		if (a == NULL)
+			return -1;
+		*arr = a;
+		*cap = nc;
+	}
+	(*arr)[*n].t_ns = t;
+	(*arr)[*n].bytes = b;
+	(*n)++;
+	return 0;
+}
+
+static void test_sample_down(struct test *t, int64_t now)
+{
+	uint64_t b = t->down_done + (t->load ? load_down_bytes(t->load) : 0);
+	struct test_result *r = t->res;
+
+	if (test_push_tput(&r->down, &r->ndown, &t->cap_down, now, b) < 0)
+		test_fail(t, "out of memory");
+}
+
+/* Records what the load sockets really used, once per run. */
+static void test_note_load_info(struct test *t)
+{
+	struct load_info li;
+	struct cc_report *cc = &t->res->cc;
+
+	load_get_info(t->load, &li);
+	if (t->res->mss == 0 && li.mss > 0) {
+		int v6 = t->sa.ss_family == AF_INET6 &&
+			 !IN6_IS_ADDR_V4MAPPED(&((struct sockaddr_in6 *)&t->sa)->sin6_addr);
+		int hdr = (v6 ? 40 : 20) + 20 + (li.timestamps ? 12 : 0);
+
+		t->res->mss = li.mss;
+		t->res->ip_overhead = (double)(li.mss + hdr) / li.mss;
+	}
+	/* Keep the first report, or the first failure if a later phase fails. */
+	if (!t->cc_noted || (cc->client_ok && !li.cc_ok)) {
+		cc->client_ok = li.cc_ok;
+		snprintf(cc->client_used, sizeof(cc->client_used), "%s", li.cc_used);
+		snprintf(cc->client_error, sizeof(cc->client_error), "%s", li.cc_error);
+		t->cc_noted = 1;
+	}
+}
+
+static void test_end_step(struct test *t, int64_t now)
+{
+	struct step *s = &t->steps[t->cur];
+	struct phase_result *ph;
+
+	if (s->kind < 0)
+		return;
+	ph = &t->res->phases[t->res->nphases - 1];
+	ph->end_ns = now;
+	if (t->load) {
+		test_sample_down(t, now);
+		t->down_done += load_down_bytes(t->load);
+		load_stop(t->load);
+		t->load = NULL;
+	}
+}
+
+static void test_finish(struct test *t);
+
+/* Starts step t->cur: records a phase and opens its load flows. */
+static void test_begin_step(struct test *t, int64_t now)
+{
+	struct step *s = &t->steps[t->cur];
+	struct phase_result *ph;
+	int ndown, nup;
+	char err[256];
+
+	t->step_end_ns = now + s->len_ns;
+	if (s->kind < 0)
+		return;
+	ph = &t->res->phases[t->res->nphases++];
+	ph->kind = (enum phase_kind)s->kind;
+	ph->start_ns = now;
+	ph->end_ns = now + s->len_ns;
+	ndown = (s->kind == PHASE_DOWNLOAD || s->kind == PHASE_BIDIR) ? t->cfg->flows : 0;
+	nup = (s->kind == PHASE_UPLOAD || s->kind == PHASE_BIDIR) ? t->cfg->flows : 0;
+	if (ndown + nup == 0)
+		return;
+	t->load = load_start(t->base, &t->sa, t->salen, t->welcome.token, ndown, nup, t->cfg->cc,
+			     err, sizeof(err));
+	if (t->load == NULL) {
+		test_fail(t, "%s", err);
+		return;
+	}
+	test_note_load_info(t);
+	if (!t->cfg->quiet)
+		log_info("%s phase: %d flows", phase_name(ph->kind), ndown + nup);
+}
+
+static void test_tick_callback(evutil_socket_t fd, short what, void *arg)
+{
+	struct test *t = arg;
+	int64_t now = clock_mono_ns();
+
+	if (util_interrupted()) {
+		test_fail(t, "interrupted");
+		return;
+	}
+	if (t->finishing)
+		return;
+	test_sample_down(t, now);
+	if (t->load) {
+		load_tune(t->load);
+		if (load_open_flows(t->load) == 0)
+			test_fail(t, "the server closed every load flow");
+	}
+	if (now < t->step_end_ns)
+		return;
+	test_end_step(t, now);
+	if (++t->cur >= t->nsteps) {
+		test_finish(t);
+		return;
+	}
+	test_begin_step(t, now);
+}
+
+/* Stores one upload sample from the server's stats. */
+static void test_on_stats(struct test *t, const struct ctrl_stats *st)
+{
+	struct test_result *r = t->res;
+	size_t cap = t->cap_up;
+
+	if (test_push_tput(&r->up, &r->nup, &t->cap_up, clock_mono_ns(), st->up_rx_bytes) < 0) {
+		test_fail(t, "out of memory");
+		return;
+	}
+	if (t->cap_up != cap) {
+		int64_t *a = realloc(t->up_srv_t, t->cap_up * sizeof(*a));
+
+		if (a == NULL) {
+			test_fail(t, "out of memory");
+			return;
+		}
+		t->up_srv_t = a;
+	}
+	t->up_srv_t[r->nup - 1] = st->t_ns;
+	if (st->cc_failures > 0 && r->cc.server_ok) {
+		r->cc.server_ok = 0;
+		snprintf(r->cc.server_error, sizeof(r->cc.server_error),
+			 "setting it failed on %lld server load sockets", (long long)st->cc_failures);
+	}
+	if (st->final) {
+		r->srv_probe_count = st->udp_rx;
+		event_base_loopbreak(t->base);
+	}
+}
+
+static void test_ctrl_read_callback(struct bufferevent *bev, void *arg)
+{
+	struct test *t = arg;
+	json_object *msg;
+	char err[160];
+	int rc;
+
+	while ((rc = frame_take(bufferevent_get_input(bev), &msg, err, sizeof(err))) == 1) {
+		struct ctrl_stats st;
+
+		if (ctrl_parse_stats(msg, &st) < 0) {
+			const char *reason;
+
+			if (strcmp(wire_ctrl_type(msg), "error") == 0 &&
+			    wire_get_str(msg, "reason", 200, &reason) == 0)
+				test_fail(t, "the server ended the test: %s", reason);
+			else
+				test_fail(t, "the server sent an unexpected message");
+			json_object_put(msg);
+			return;
+		}
+		json_object_put(msg);
+		test_on_stats(t, &st);
+	}
+	if (rc < 0)
+		test_fail(t, "bad message from the server: %s", err);
+}
+
+static void test_ctrl_event_callback(struct bufferevent *bev, short what, void *arg)
+{
+	test_fail(arg, "the server closed the control connection");
+}
+
+static void test_bye_timeout_callback(evutil_socket_t fd, short what, void *arg)
+{
+	struct test *t = arg;
+
+	result_warn(t->res, "the server did not confirm the end of the test; the upstream/downstream loss split of the last probes is approximate");
+	event_base_loopbreak(t->base);
+}
+
+/* Ends the schedule: stop probes (waiting for late replies), then say bye and wait for the
+ * server's final stats. */
+static void test_finish(struct test *t)
+{
+	struct timeval tv = { BYE_TIMEOUT_MS / 1000, BYE_TIMEOUT_MS % 1000 * 1000 };
+
+	t->finishing = 1;
+	udp_probe_stop(t->probe, PROBE_GRACE_NS);
+	if (frame_put(bufferevent_get_output(t->ctrl), ctrl_bye()) < 0) {
+		test_fail(t, "cannot send bye");
+		return;
+	}
+	t->bye_timeout = evtimer_new(t->base, test_bye_timeout_callback, t);
+	if (t->bye_timeout == NULL || evtimer_add(t->bye_timeout, &tv) < 0)
+		test_fail(t, "cannot arm a timer");
+}
+
+static void test_build_schedule(struct test *t)
+{
+	const struct client_config *cfg = t->cfg;
+
+	for (int i = 0; i < cfg->nphases; i++) {
+		if (cfg->phases[i] == PHASE_IDLE) {
+			t->steps[t->nsteps++] = (struct step){ PHASE_IDLE, (int64_t)(cfg->idle_s * NS_PER_SEC) };
+			continue;
+		}
+		t->steps[t->nsteps++] = (struct step){ (int)cfg->phases[i],
+						       (int64_t)(cfg->duration_s * NS_PER_SEC) };
+		if (cfg->gap_s > 0)
+			t->steps[t->nsteps++] = (struct step){ -1, (int64_t)(cfg->gap_s * NS_PER_SEC) };
+	}
+}
+
+static double test_total_s(const struct test *t)
+{
+	int64_t ns = 0;
+
+	for (int i = 0; i < t->nsteps; i++)
+		ns += t->steps[i].len_ns;
+	return (double)ns / NS_PER_SEC;
+}
+
+/* Connects and performs the handshake; fills the cc and version parts of the result. */
+static int test_connect(struct test *t, char *err, size_t errlen)
+{
+	const struct client_config *cfg = t->cfg;
+	struct test_result *r = t->res;
+	int fd;
+
+	if (sock_resolve(cfg->server, cfg->port, SOCK_STREAM, &t->sa, &t->salen, err, errlen) < 0)
+		return -1;
+	sock_addr_str((struct sockaddr *)&t->sa, r->server_addr, sizeof(r->server_addr));
+	fd = sock_connect_tcp(&t->sa, t->salen, CONNECT_TIMEOUT_MS, err, errlen);
+	if (fd < 0)
+		return -1;
+	(void)sock_set_nodelay(fd);
+	if (ctrl_handshake(fd, cfg->cc, (int)ceil(test_total_s(t)) + 10, HANDSHAKE_TIMEOUT_MS,
+			   &t->welcome, err, errlen) < 0) {
+		close(fd);
+		return -1;
+	}
+	snprintf(r->server_version, sizeof(r->server_version), "%s", t->welcome.server_version);
+	snprintf(r->udp_server_ts, sizeof(r->udp_server_ts), "%s", t->welcome.udp_ts);
+	snprintf(r->cc.requested, sizeof(r->cc.requested), "%s", cfg->cc);
+	r->cc.server_ok = t->welcome.cc_ok;
+	snprintf(r->cc.server_used, sizeof(r->cc.server_used), "%s", t->welcome.cc_used);
+	snprintf(r->cc.server_error, sizeof(r->cc.server_error), "%s", t->welcome.cc_error);
+	if (cfg->flows > t->welcome.max_flows) {
+		snprintf(err, errlen, "the server allows at most %d flows per direction (asked %d)",
+			 t->welcome.max_flows, cfg->flows);
+		close(fd);
+		return -1;
+	}
+	t->ctrl = bufferevent_socket_new(t->base, fd, BEV_OPT_CLOSE_ON_FREE);
+	if (t->ctrl == NULL) {
+		close(fd);
+		snprintf(err, errlen, "cannot watch the control connection");
+		return -1;
+	}
+	bufferevent_setcb(t->ctrl, test_ctrl_read_callback, NULL, test_ctrl_event_callback, t);
+	return bufferevent_enable(t->ctrl, EV_READ);
+}
+
+static int test_start_probe(struct test *t, char *err, size_t errlen)
+{
+	struct udp_probe_config pc;
+
+	memset(&pc, 0, sizeof(pc));
+	memcpy(&pc.server, &t->sa, t->salen);
+	pc.server_len = t->salen;
+	if (pc.server.ss_family == AF_INET6)
+		((struct sockaddr_in6 *)&pc.server)->sin6_port = htons(t->welcome.udp_port);
+	else
+		((struct sockaddr_in *)&pc.server)->sin_port = htons(t->welcome.udp_port);
+	memcpy(pc.token, t->welcome.token, WIRE_TOKEN_LEN);
+	pc.interval_ns = (int64_t)(t->cfg->interval_ms * NS_PER_MS);
+	pc.size = (size_t)t->cfg->probe_size;
+	pc.max_probes = (size_t)((test_total_s(t) + 5) * NS_PER_SEC / (double)pc.interval_ns) + 16;
+	t->probe = udp_probe_start(&pc, err, errlen);
+	return t->probe ? 0 : -1;
+}
+
+/* Maps server timestamps of upload samples onto the client clock. The smallest
+ * (client receive − server send) is the offset plus the shortest one-way delay; using it keeps
+ * rates exact (they use server time differences) and aligns samples within that delay. */
+static void test_map_upload_times(struct test *t)
+{
+	struct test_result *r = t->res;
+	int64_t off = INT64_MAX;
+
+	for (size_t i = 0; i < r->nup; i++)
+		if (r->up[i].t_ns - t->up_srv_t[i] < off)
+			off = r->up[i].t_ns - t->up_srv_t[i];
+	for (size_t i = 0; i < r->nup; i++)
+		r->up[i].t_ns = t->up_srv_t[i] + off;
+}
+
+/* Says plainly when the load did not use the requested congestion control. */
+static void test_warn_cc(struct test_result *r)
+{
+	const struct cc_report *cc = &r->cc;
+
+	if (cc->requested[0] && cc->client_used[0] && !cc->client_ok)
+		result_warn(r, "the client could not set %s on its load flows (%s); they used %s",
+			    cc->requested, cc->client_error, cc->client_used);
+	if (cc->requested[0] && !cc->server_ok)
+		result_warn(r, "the server could not set %s on its load flows (%s); they used %s",
+			    cc->requested, cc->server_error, cc->server_used);
+}
+
+static void test_cleanup(struct test *t)
+{
+	struct test_result *r = t->res;
+
+	test_warn_cc(r);
+	if (t->load)
+		load_stop(t->load);
+	if (t->probe) {
+		if (!t->finishing)
+			udp_probe_stop(t->probe, 0);
+		r->probes_kernel_ts = udp_probe_kernel_stamps(t->probe);
+		if (udp_probe_late_sends(t->probe) > 0)
+			result_warn(r, "%llu probe slots were skipped because this host stalled",
+				    (unsigned long long)udp_probe_late_sends(t->probe));
+		r->probes = udp_probe_free(t->probe, &r->nprobes);
+	}
+	test_map_upload_times(t);
+	free(t->up_srv_t);
+	if (t->tick)
+		event_free(t->tick);
+	if (t->bye_timeout)
+		event_free(t->bye_timeout);
+	if (t->ctrl)
+		bufferevent_free(t->ctrl);
+	if (t->base)
+		event_base_free(t->base);
+}
+
+int test_run(const struct client_config *cfg, struct test_result *res, char *err, size_t errlen)
+{
+	struct test t;
+	struct event_config *ec = event_config_new();
+	struct timeval tv = { 0, TICK_MS * 1000 };
+	int rc = -1;
+
+	memset(&t, 0, sizeof(t));
+	t.cfg = cfg;
+	t.res = res;
+	test_build_schedule(&t);
+	if (ec)
+		event_config_set_flag(ec, EVENT_BASE_FLAG_PRECISE_TIMER);
+	t.base = ec ? event_base_new_with_config(ec) : NULL;
+	if (ec)
+		event_config_free(ec);
+	if (t.base == NULL) {
+		snprintf(err, errlen, "cannot create the event loop");
+		return -1;
+	}
+	if (test_connect(&t, err, errlen) < 0 || test_start_probe(&t, err, errlen) < 0)
+		goto out;
+	res->start_real_ns = clock_real_ns();
+	res->t0_ns = clock_mono_ns();
+	t.tick = event_new(t.base, -1, EV_PERSIST, test_tick_callback, &t);
+	if (t.tick == NULL || event_add(t.tick, &tv) < 0) {
+		snprintf(err, errlen, "cannot arm the phase timer");
+		goto out;
+	}
+	test_begin_step(&t, res->t0_ns);
+	if (!t.failed && event_base_dispatch(t.base) < 0)
+		test_fail(&t, "event loop failure");
+	if (t.failed) {
+		snprintf(err, errlen, "%s", t.err);
+		goto out;
+	}
+	rc = 0;
+out:
+	test_cleanup(&t);
+	return rc;
+}

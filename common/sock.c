@@ -1,0 +1,352 @@
+/* sock: socket options, address helpers and the timestamped recvmsg. */
+#include "common/sock.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/tcp.h>
+#include <netdb.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+int sock_set_nonblock(int fd)
+{
+	int fl = fcntl(fd, F_GETFL);
+
+	if (fl < 0)
+		return -1;
+	return fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+}
+
+int sock_set_nodelay(int fd)
+{
+	int one = 1;
+
+	return setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+}
+
+int sock_set_notsent_lowat(int fd, int bytes)
+{
+	return setsockopt(fd, IPPROTO_TCP, TCP_NOTSENT_LOWAT, &bytes, sizeof(bytes));
+}
+
+int sock_set_cc(int fd, const char *name)
+{
+	return setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, name, (socklen_t)strlen(name));
+}
+
+int sock_get_cc(int fd, char *buf, size_t len)
+{
+	char tmp[32] = { 0 };
+	socklen_t tl = sizeof(tmp) - 1;
+
+	if (getsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, tmp, &tl) < 0)
+		return -1;
+	snprintf(buf, len, "%s", tmp);
+	return 0;
+}
+
+int sock_tcp_info(int fd, struct sock_tcp_stats *st)
+{
+	struct tcp_info ti;
+	socklen_t l = sizeof(ti);
+
+	memset(&ti, 0, sizeof(ti));
+	memset(st, 0, sizeof(*st));
+	if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &l) < 0)
+		return -1;
+	st->snd_mss = ti.tcpi_snd_mss;
+	st->rcv_mss = ti.tcpi_rcv_mss;
+	st->rtt_us = ti.tcpi_rtt;
+	st->min_rtt_us = ti.tcpi_min_rtt;
+	st->snd_cwnd = ti.tcpi_snd_cwnd;
+	st->total_retrans = ti.tcpi_total_retrans;
+	st->timestamps = (ti.tcpi_options & TCPI_OPT_TIMESTAMPS) != 0;
+	st->delivery_rate = ti.tcpi_delivery_rate;
+	st->bytes_acked = ti.tcpi_bytes_acked;
+	st->busy_us = ti.tcpi_busy_time;
+	st->rwnd_limited_us = ti.tcpi_rwnd_limited;
+	st->sndbuf_limited_us = ti.tcpi_sndbuf_limited;
+	return 0;
+}
+
+int sock_tune_notsent_lowat(int fd)
+{
+	struct sock_tcp_stats ti;
+	uint64_t lowat;
+
+	if (sock_tcp_info(fd, &ti) < 0)
+		return -1;
+	lowat = ti.delivery_rate * 5 / 1000; /* bytes/s × 5 ms */
+	if (lowat < 16 * 1024)
+		lowat = 16 * 1024;
+	if (lowat > 64 * 1024 * 1024)
+		lowat = 64 * 1024 * 1024;
+	return sock_set_notsent_lowat(fd, (int)lowat);
+}
+
+enum ts_source sock_enable_rx_timestamps(int fd)
+{
+	int one = 1;
+
+	if (setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPNS, &one, sizeof(one)) == 0)
+		return TS_SRC_KERNEL;
+	return TS_SRC_USER;
+}
+
+ssize_t sock_recv_ts(int fd, void *buf, size_t cap, struct sockaddr_storage *peer,
+		     socklen_t *peerlen, int64_t *rx_mono, enum ts_source *src)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(struct timespec))];
+		struct cmsghdr align;
+	} ctl;
+	struct iovec iov = { .iov_base = buf, .iov_len = cap };
+	struct msghdr mh = {
+		.msg_name = peer,
+		.msg_namelen = sizeof(*peer),
+		.msg_iov = &iov,
+		.msg_iovlen = 1,
+		.msg_control = ctl.buf,
+		.msg_controllen = sizeof(ctl.buf),
+	};
+	ssize_t n = recvmsg(fd, &mh, MSG_DONTWAIT);
+
+	if (n < 0)
+		return -1;
+	*rx_mono = clock_mono_ns();
+	*src = TS_SRC_USER;
+	*peerlen = mh.msg_namelen;
+	if (mh.msg_flags & MSG_TRUNC) {
+		errno = EMSGSIZE;
+		return -1;
+	}
+	if (mh.msg_flags & MSG_CTRUNC)
+		return n; /* keep the datagram, fall back to the user-space time */
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
+		struct timespec ts;
+
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_TIMESTAMPNS ||
+		    c->cmsg_len != CMSG_LEN(sizeof(ts)))
+			continue;
+		memcpy(&ts, CMSG_DATA(c), sizeof(ts));
+		if (ts.tv_sec == 0 && ts.tv_nsec == 0)
+			continue;
+		*rx_mono = clock_real_to_mono((int64_t)ts.tv_sec * NS_PER_SEC + ts.tv_nsec);
+		*src = TS_SRC_KERNEL;
+	}
+	return n;
+}
+
+int sock_resolve(const char *host, uint16_t port, int socktype, struct sockaddr_storage *out,
+		 socklen_t *outlen, char *err, size_t errlen)
+{
+	struct addrinfo hints, *res = NULL;
+	char portstr[8];
+	int rc;
+
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_family = AF_UNSPEC;
+	hints.ai_socktype = socktype;
+	hints.ai_flags = host ? AI_ADDRCONFIG : AI_PASSIVE;
+	snprintf(portstr, sizeof(portstr), "%u", port);
+	rc = getaddrinfo(host, portstr, &hints, &res);
+	if (rc == EAI_NONAME || rc == EAI_ADDRFAMILY || rc == EAI_NODATA) {
+		hints.ai_flags &= ~AI_ADDRCONFIG; /* literal addresses of a family not yet configured */
+		rc = getaddrinfo(host, portstr, &hints, &res);
+	}
+	if (rc != 0) {
+		snprintf(err, errlen, "cannot resolve %s: %s", host ? host : "*", gai_strerror(rc));
+		return -1;
+	}
+	memcpy(out, res->ai_addr, res->ai_addrlen);
+	*outlen = res->ai_addrlen;
+	freeaddrinfo(res);
+	return 0;
+}
+
+int sock_connect_start(const struct sockaddr_storage *sa, socklen_t len)
+{
+	int fd = socket(sa->ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		return -1;
+	if (connect(fd, (const struct sockaddr *)sa, len) < 0 && errno != EINPROGRESS) {
+		int e = errno;
+
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	return fd;
+}
+
+int sock_connect_result(int fd)
+{
+	int soerr = 0;
+	socklen_t sl = sizeof(soerr);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) < 0)
+		return -1;
+	if (soerr != 0) {
+		errno = soerr;
+		return -1;
+	}
+	return 0;
+}
+
+int sock_connect_tcp(const struct sockaddr_storage *sa, socklen_t len, int timeout_ms, char *err,
+		     size_t errlen)
+{
+	char addr[SOCK_ADDRSTRLEN];
+	int fd = sock_connect_start(sa, len);
+	struct pollfd pfd;
+
+	sock_addr_str((const struct sockaddr *)sa, addr, sizeof(addr));
+	if (fd < 0) {
+		snprintf(err, errlen, "cannot connect to %s: %s", addr, strerror(errno));
+		return -1;
+	}
+	pfd.fd = fd;
+	pfd.events = POLLOUT;
+	for (;;) {
+		int rc = poll(&pfd, 1, timeout_ms);
+
+		if (rc < 0 && errno == EINTR)
+			continue;
+		if (rc == 0) {
+			snprintf(err, errlen, "cannot connect to %s: timed out after %d ms", addr,
+				 timeout_ms);
+			goto fail;
+		}
+		if (rc < 0) {
+			snprintf(err, errlen, "poll: %s", strerror(errno));
+			goto fail;
+		}
+		break;
+	}
+	if (sock_connect_result(fd) < 0) {
+		snprintf(err, errlen, "cannot connect to %s: %s", addr, strerror(errno));
+		goto fail;
+	}
+	return fd;
+fail:
+	close(fd);
+	return -1;
+}
+
+/* Creates and binds a socket; a wildcard bind is dual-stack so IPv4 and IPv6 share one port. */
+static int sock_bind_any(const char *bind_addr, uint16_t port, int type, char *err, size_t errlen)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl;
+	int fd, one = 1, zero = 0;
+
+	if (bind_addr == NULL) {
+		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
+
+		memset(&ss, 0, sizeof(ss));
+		s6->sin6_family = AF_INET6;
+		s6->sin6_addr = in6addr_any;
+		s6->sin6_port = htons(port);
+		sl = sizeof(*s6);
+	} else if (sock_resolve(bind_addr, port, type, &ss, &sl, err, errlen) < 0) {
+		return -1;
+	}
+	fd = socket(ss.ss_family, type | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0 && bind_addr == NULL && errno == EAFNOSUPPORT) {
+		/* No IPv6 in this kernel or namespace: fall back to IPv4 only. */
+		struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
+
+		memset(&ss, 0, sizeof(ss));
+		s4->sin_family = AF_INET;
+		s4->sin_port = htons(port);
+		sl = sizeof(*s4);
+		fd = socket(AF_INET, type | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	}
+	if (fd < 0) {
+		snprintf(err, errlen, "cannot create socket: %s", strerror(errno));
+		return -1;
+	}
+	(void)setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (ss.ss_family == AF_INET6 && bind_addr == NULL)
+		(void)setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero));
+	if (bind(fd, (struct sockaddr *)&ss, sl) < 0) {
+		snprintf(err, errlen, "cannot bind %s port %u: %s", bind_addr ? bind_addr : "*", port,
+			 strerror(errno));
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+int sock_listen_tcp(const char *bind_addr, uint16_t port, char *err, size_t errlen)
+{
+	int fd = sock_bind_any(bind_addr, port, SOCK_STREAM, err, errlen);
+
+	if (fd >= 0 && listen(fd, 128) < 0) {
+		snprintf(err, errlen, "cannot listen: %s", strerror(errno));
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+int sock_bind_udp(const char *bind_addr, uint16_t port, char *err, size_t errlen)
+{
+	return sock_bind_any(bind_addr, port, SOCK_DGRAM, err, errlen);
+}
+
+/* Returns a pointer to the IPv4 address inside sa (plain or IPv4-mapped), else NULL. */
+static const struct in_addr *sock_v4(const struct sockaddr *sa)
+{
+	if (sa->sa_family == AF_INET)
+		return &((const struct sockaddr_in *)sa)->sin_addr;
+	if (sa->sa_family == AF_INET6) {
+		const struct in6_addr *a6 = &((const struct sockaddr_in6 *)sa)->sin6_addr;
+
+		if (IN6_IS_ADDR_V4MAPPED(a6))
+			return (const struct in_addr *)&a6->s6_addr[12];
+	}
+	return NULL;
+}
+
+void sock_addr_str(const struct sockaddr *sa, char *buf, size_t len)
+{
+	char ip[INET6_ADDRSTRLEN] = "?";
+	const struct in_addr *v4 = sock_v4(sa);
+
+	if (v4) {
+		inet_ntop(AF_INET, v4, ip, sizeof(ip));
+		snprintf(buf, len, "%s:%u", ip, sock_port(sa));
+	} else if (sa->sa_family == AF_INET6) {
+		inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)sa)->sin6_addr, ip, sizeof(ip));
+		snprintf(buf, len, "[%s]:%u", ip, sock_port(sa));
+	} else {
+		snprintf(buf, len, "?");
+	}
+}
+
+int sock_same_ip(const struct sockaddr *a, const struct sockaddr *b)
+{
+	const struct in_addr *a4 = sock_v4(a), *b4 = sock_v4(b);
+
+	if (a4 || b4)
+		return a4 && b4 && a4->s_addr == b4->s_addr;
+	if (a->sa_family != AF_INET6 || b->sa_family != AF_INET6)
+		return 0;
+	return memcmp(&((const struct sockaddr_in6 *)a)->sin6_addr,
+		      &((const struct sockaddr_in6 *)b)->sin6_addr, sizeof(struct in6_addr)) == 0;
+}
+
+uint16_t sock_port(const struct sockaddr *sa)
+{
+	if (sa->sa_family == AF_INET)
+		return ntohs(((const struct sockaddr_in *)sa)->sin_port);
+	if (sa->sa_family == AF_INET6)
+		return ntohs(((const struct sockaddr_in6 *)sa)->sin6_port);
+	return 0;
+}

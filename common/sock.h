@@ -1,0 +1,64 @@
+/* sock: every socket option and address helper, plus the one recvmsg wrapper that returns
+ * a datagram with its kernel receive timestamp. Helpers return errors; callers log them. */
+#ifndef BM_SOCK_H
+#define BM_SOCK_H
+
+#include <netinet/in.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+
+#include "common/clock.h"
+
+#define SOCK_ADDRSTRLEN (INET6_ADDRSTRLEN + 8)
+
+int sock_set_nonblock(int fd);
+int sock_set_nodelay(int fd);
+int sock_set_notsent_lowat(int fd, int bytes);
+/* Sets TCP_CONGESTION; returns 0 or -1 with errno (EPERM when not allowed unprivileged). */
+int sock_set_cc(int fd, const char *name);
+/* Reads back the algorithm the socket really uses into buf. */
+int sock_get_cc(int fd, char *buf, size_t len);
+/* The TCP_INFO fields bloatmeter uses (glibc's struct tcp_info lags the kernel's). */
+struct sock_tcp_stats {
+	uint32_t snd_mss, rcv_mss;
+	uint32_t rtt_us, min_rtt_us;
+	uint32_t snd_cwnd, total_retrans;
+	int timestamps;            /* TCP timestamp option negotiated */
+	uint64_t delivery_rate;    /* bytes/s */
+	uint64_t bytes_acked;
+	uint64_t busy_us, rwnd_limited_us, sndbuf_limited_us;
+};
+int sock_tcp_info(int fd, struct sock_tcp_stats *st);
+/* Keeps a bulk sender's unsent backlog near 5 ms of its delivery rate (at least 16 KiB), as
+ * the responsiveness draft asks, so the tool adds no queue of its own. */
+int sock_tune_notsent_lowat(int fd);
+/* Asks for kernel receive timestamps (SO_TIMESTAMPNS); returns the source future receives use. */
+enum ts_source sock_enable_rx_timestamps(int fd);
+
+/* Receives one datagram. Returns its length, or -1 (errno set; EMSGSIZE if truncated).
+ * *rx_mono is the receive time on CLOCK_MONOTONIC and *src says who took it. */
+ssize_t sock_recv_ts(int fd, void *buf, size_t cap, struct sockaddr_storage *peer,
+		     socklen_t *peerlen, int64_t *rx_mono, enum ts_source *src);
+
+/* Resolves host:port (numeric or name) for the given socket type; host NULL = wildcard. */
+int sock_resolve(const char *host, uint16_t port, int socktype, struct sockaddr_storage *out,
+		 socklen_t *outlen, char *err, size_t errlen);
+/* Starts a non-blocking connect; returns the fd (connect in progress or done) or -1. */
+int sock_connect_start(const struct sockaddr_storage *sa, socklen_t len);
+/* After the fd became writable: 0 if connected, else -1 with errno = the connect error. */
+int sock_connect_result(int fd);
+/* Non-blocking connect bounded by timeout_ms; returns a non-blocking fd or -1 with err set. */
+int sock_connect_tcp(const struct sockaddr_storage *sa, socklen_t len, int timeout_ms, char *err,
+		     size_t errlen);
+/* Listening TCP / bound UDP socket; bind_addr NULL = dual-stack wildcard. Non-blocking. */
+int sock_listen_tcp(const char *bind_addr, uint16_t port, char *err, size_t errlen);
+int sock_bind_udp(const char *bind_addr, uint16_t port, char *err, size_t errlen);
+
+void sock_addr_str(const struct sockaddr *sa, char *buf, size_t len);
+/* True if both addresses are the same IP (IPv4-mapped IPv6 equals plain IPv4). */
+int sock_same_ip(const struct sockaddr *a, const struct sockaddr *b);
+uint16_t sock_port(const struct sockaddr *sa);
+
+#endif

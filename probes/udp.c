@@ -1,0 +1,268 @@
+/* udp: sends one request per interval on an absolute schedule, matches replies by sequence
+ * number and times them with kernel receive timestamps. */
+#include "probes/udp.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+
+#include "common/clock.h"
+#include "common/log.h"
+#include "common/sock.h"
+
+struct udp_probe {
+	struct udp_probe_config cfg;
+	int fd;
+	struct event_base *base;
+	struct event *send_ev, *recv_ev, *stop_ev;
+	pthread_t thread;
+	struct probe_rec *rec;
+	size_t nsent;
+	size_t kernel_stamps;
+	uint64_t late_sends;
+	int64_t next_ns;   /* next send slot */
+	int64_t grace_ns;
+	int stopping;
+};
+
+int udp_probe_reply_valid(const struct wire_probe *w, const uint8_t *token, size_t nsent,
+			  size_t len, size_t sent_len)
+{
+	/* A reply, not a request bounced back by something else. */
+	int is_reply = w->kind == WIRE_PROBE_REPLY;
+	/* Our session's token: not another session's or a forged reply. */
+	int our_token = memcmp(w->token, token, WIRE_TOKEN_LEN) == 0;
+	/* A sequence number we actually sent. */
+	int seq_sent = w->seq < nsent;
+	/* The reflector never grows a packet. */
+	int size_ok = len == sent_len;
+	/* The server's hold time is non-negative (its two stamps come from one clock). */
+	int hold_ok = w->server_tx_ns >= w->server_rx_ns;
+
+	return is_reply && our_token && seq_sent && size_ok && hold_ok;
+}
+
+static void udp_probe_send(struct udp_probe *p)
+{
+	uint8_t buf[WIRE_PROBE_MAX];
+	struct wire_probe w;
+	struct probe_rec *r;
+
+	if (p->nsent >= p->cfg.max_probes)
+		return;
+	memset(&w, 0, sizeof(w));
+	w.kind = WIRE_PROBE_REQ;
+	memcpy(w.token, p->cfg.token, WIRE_TOKEN_LEN);
+	w.seq = (uint32_t)p->nsent;
+	r = &p->rec[p->nsent];
+	r->seq = w.seq;
+	/* Read the clock last, right before the syscall. */
+	w.client_send_ns = clock_mono_ns();
+	wire_probe_encode(&w, buf, p->cfg.size);
+	r->send_ns = w.client_send_ns;
+	if (send(p->fd, buf, p->cfg.size, 0) < 0)
+		log_debug("probe send: %s", strerror(errno)); /* counts as lost: honest */
+	p->nsent++;
+}
+
+/* One-shot timer re-armed for the next slot of an absolute schedule: no drift, and after a
+ * stall the missed slots are skipped (and counted) instead of sent in a burst. */
+static void udp_probe_send_callback(evutil_socket_t fd, short what, void *arg)
+{
+	struct udp_probe *p = arg;
+	int64_t now, wait;
+	struct timeval tv;
+
+	if (p->stopping)
+		return;
+	udp_probe_send(p);
+	p->next_ns += p->cfg.interval_ns;
+	now = clock_mono_ns();
+	while (p->next_ns <= now) {
+		p->next_ns += p->cfg.interval_ns;
+		p->late_sends++;
+	}
+	wait = p->next_ns - now;
+	tv.tv_sec = (time_t)(wait / NS_PER_SEC);
+	tv.tv_usec = (suseconds_t)(wait % NS_PER_SEC / 1000);
+	if (event_add(p->send_ev, &tv) < 0)
+		log_warnx("cannot schedule the next probe");
+}
+
+static void udp_probe_recv_callback(evutil_socket_t fd, short what, void *arg)
+{
+	struct udp_probe *p = arg;
+	uint8_t buf[WIRE_PROBE_MAX + 1];
+
+	for (;;) {
+		struct sockaddr_storage peer;
+		socklen_t plen;
+		int64_t rx;
+		enum ts_source src;
+		struct wire_probe w;
+		struct probe_rec *r;
+		ssize_t n = sock_recv_ts(fd, buf, sizeof(buf), &peer, &plen, &rx, &src);
+
+		if (n < 0) {
+			if (errno == EAGAIN || errno == EWOULDBLOCK)
+				return;
+			if (errno == ECONNREFUSED) /* ICMP port unreachable: keep probing */
+				continue;
+			if (errno == EMSGSIZE || errno == EINTR)
+				continue;
+			log_debug("probe recv: %s", strerror(errno));
+			return;
+		}
+		if (wire_probe_decode(buf, (size_t)n, &w) < 0 ||
+		    !udp_probe_reply_valid(&w, p->cfg.token, p->nsent, (size_t)n, p->cfg.size))
+			continue;
+		r = &p->rec[w.seq];
+		if (r->received || w.client_send_ns != r->send_ns)
+			continue; /* duplicate, or not the packet we sent with this number */
+		r->received = 1;
+		r->ts_kernel = src == TS_SRC_KERNEL;
+		r->rtt_ns = rx - r->send_ns;
+		r->srv_rx_ns = w.server_rx_ns;
+		r->srv_tx_ns = w.server_tx_ns;
+		r->srv_count = w.server_rx_count;
+		p->kernel_stamps += r->ts_kernel;
+	}
+}
+
+static void udp_probe_grace_callback(evutil_socket_t fd, short what, void *arg)
+{
+	struct udp_probe *p = arg;
+
+	event_base_loopbreak(p->base);
+}
+
+/* Runs in the probe thread when the main thread asks to stop (event_active is thread-safe). */
+static void udp_probe_stop_callback(evutil_socket_t fd, short what, void *arg)
+{
+	struct udp_probe *p = arg;
+	struct timeval tv = { (time_t)(p->grace_ns / NS_PER_SEC),
+			      (suseconds_t)(p->grace_ns % NS_PER_SEC / 1000) };
+
+	p->stopping = 1;
+	event_del(p->send_ev);
+	event_free(p->stop_ev);
+	p->stop_ev = evtimer_new(p->base, udp_probe_grace_callback, p);
+	if (p->stop_ev == NULL || evtimer_add(p->stop_ev, &tv) < 0)
+		event_base_loopbreak(p->base);
+}
+
+static void *udp_probe_main(void *arg)
+{
+	struct udp_probe *p = arg;
+
+	p->next_ns = clock_mono_ns();
+	udp_probe_send_callback(-1, 0, p);
+	if (event_base_dispatch(p->base) < 0)
+		log_warnx("probe event loop failed");
+	return NULL;
+}
+
+struct udp_probe *udp_probe_start(const struct udp_probe_config *cfg, char *err, size_t errlen)
+{
+	struct udp_probe *p = calloc(1, sizeof(*p));
+	struct event_config *ec = event_config_new();
+	int rc;
+
+	if (p == NULL || ec == NULL) {
+		snprintf(err, errlen, "out of memory");
+		goto fail;
+	}
+	p->cfg = *cfg;
+	p->fd = -1;
+	p->rec = calloc(cfg->max_probes, sizeof(*p->rec));
+	if (p->rec == NULL) {
+		snprintf(err, errlen, "out of memory for %zu probe records", cfg->max_probes);
+		goto fail;
+	}
+	p->fd = socket(cfg->server.ss_family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (p->fd < 0 || connect(p->fd, (const struct sockaddr *)&cfg->server, cfg->server_len) < 0) {
+		snprintf(err, errlen, "cannot open the UDP probe socket: %s", strerror(errno));
+		goto fail;
+	}
+	(void)sock_enable_rx_timestamps(p->fd);
+	/* Precise timers: libevent otherwise may use a coarse clock for timeouts. */
+	event_config_set_flag(ec, EVENT_BASE_FLAG_PRECISE_TIMER);
+	p->base = event_base_new_with_config(ec);
+	event_config_free(ec);
+	ec = NULL;
+	if (p->base == NULL) {
+		snprintf(err, errlen, "cannot create the probe event loop");
+		goto fail;
+	}
+	p->send_ev = evtimer_new(p->base, udp_probe_send_callback, p);
+	p->recv_ev = event_new(p->base, p->fd, EV_READ | EV_PERSIST, udp_probe_recv_callback, p);
+	p->stop_ev = event_new(p->base, -1, 0, udp_probe_stop_callback, p);
+	if (p->send_ev == NULL || p->recv_ev == NULL || p->stop_ev == NULL ||
+	    event_add(p->recv_ev, NULL) < 0) {
+		snprintf(err, errlen, "cannot create probe events");
+		goto fail;
+	}
+	rc = pthread_create(&p->thread, NULL, udp_probe_main, p);
+	if (rc != 0) {
+		snprintf(err, errlen, "cannot start the probe thread: %s", strerror(rc));
+		goto fail;
+	}
+	return p;
+fail:
+	if (ec)
+		event_config_free(ec);
+	if (p) {
+		p->thread = 0;
+		free(udp_probe_free(p, NULL));
+	}
+	return NULL;
+}
+
+void udp_probe_stop(struct udp_probe *p, int64_t grace_ns)
+{
+	p->grace_ns = grace_ns;
+	event_active(p->stop_ev, 0, 0);
+	pthread_join(p->thread, NULL);
+	p->thread = 0;
+}
+
+struct probe_rec *udp_probe_records(struct udp_probe *p, size_t *n)
+{
+	*n = p->nsent;
+	return p->rec;
+}
+
+size_t udp_probe_kernel_stamps(const struct udp_probe *p)
+{
+	return p->kernel_stamps;
+}
+
+uint64_t udp_probe_late_sends(const struct udp_probe *p)
+{
+	return p->late_sends;
+}
+
+struct probe_rec *udp_probe_free(struct udp_probe *p, size_t *n)
+{
+	struct probe_rec *rec = p->rec;
+
+	if (n)
+		*n = p->nsent;
+	if (p->send_ev)
+		event_free(p->send_ev);
+	if (p->recv_ev)
+		event_free(p->recv_ev);
+	if (p->stop_ev)
+		event_free(p->stop_ev);
+	if (p->base)
+		event_base_free(p->base);
+	if (p->fd >= 0)
+		close(p->fd);
+	free(p);
+	return rec;
+}

@@ -1,0 +1,41 @@
+/* udp: the isochronous UDP latency probe. Runs on its own thread and event loop so bulk
+ * traffic on the load loop can never delay a probe's send or receive timing. */
+#ifndef BM_PROBE_UDP_H
+#define BM_PROBE_UDP_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include "client/result.h"
+#include "common/wire.h"
+
+struct udp_probe_config {
+	struct sockaddr_storage server; /* reflector address */
+	socklen_t server_len;
+	uint8_t token[WIRE_TOKEN_LEN];
+	int64_t interval_ns;
+	size_t size;                    /* datagram bytes, WIRE_PROBE_MIN..WIRE_PROBE_MAX */
+	size_t max_probes;              /* capacity: duration / interval plus margin */
+};
+
+struct udp_probe;
+
+/* Opens the socket and starts the thread; the first probe leaves at once. NULL + err on failure. */
+struct udp_probe *udp_probe_start(const struct udp_probe_config *cfg, char *err, size_t errlen);
+/* Stops sending, keeps receiving late replies for grace_ns, then joins the thread. */
+void udp_probe_stop(struct udp_probe *p, int64_t grace_ns);
+/* After stop: the records, indexed by sequence number (owned by p until udp_probe_free). */
+struct probe_rec *udp_probe_records(struct udp_probe *p, size_t *n);
+/* After stop: how many replies carried a kernel receive timestamp. */
+size_t udp_probe_kernel_stamps(const struct udp_probe *p);
+/* Scheduling health: sends that left more than one interval late. */
+uint64_t udp_probe_late_sends(const struct udp_probe *p);
+/* Transfers ownership of the records to the caller (free() them), then frees p. */
+struct probe_rec *udp_probe_free(struct udp_probe *p, size_t *n);
+
+/* Validates a reply against what was sent (named checks, one verdict). Exposed for tests. */
+int udp_probe_reply_valid(const struct wire_probe *w, const uint8_t *token, size_t nsent,
+			  size_t len, size_t sent_len);
+
+#endif

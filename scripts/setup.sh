@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Installs what bloatmeter needs on Debian 12 and builds it into build/ (warnings are errors).
+# Idempotent; run as root (apt-get). Usage: scripts/setup.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+packages=(
+	build-essential cmake pkg-config            # toolchain
+	libevent-dev libjson-c-dev libssl-dev libpcap-dev libcmocka-dev   # libraries
+	iproute2 nftables jq                        # lab and integration tests
+	iperf3 irtt                                 # benchmark peers
+	clang libclang-rt-14-dev                    # libFuzzer targets
+)
+missing=()
+for p in "${packages[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2> /dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -q
+	apt-get install -y -q "${missing[@]}"
+fi
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBM_WERROR=ON > /dev/null
+cmake --build build -j"$(nproc)"

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Runs every test: builds (scripts/setup.sh), then ctest — unit tests, the namespace lab
+# scenarios, hostile input and benchmarks — then the unit tests again under ASan/UBSan and the
+# libFuzzer targets briefly. Needs root (namespaces, tc). Usage: scripts/test.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh
+
+echo "== ASan/UBSan build: unit tests and the hostile-input test against the sanitized daemon =="
+cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DBM_WERROR=ON -DBM_SANITIZE=ON -DBM_LAB_TESTS=OFF > /dev/null
+cmake --build build-asan -j"$(nproc)"
+ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+	ctest --test-dir build-asan -R '^(unit_|hostile_)' --output-on-failure
+
+echo "== libFuzzer targets (brief) =="
+CC=clang cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=Debug -DBM_WERROR=ON -DBM_FUZZ=ON -DBM_LAB_TESTS=OFF > /dev/null
+cmake --build build-fuzz -j"$(nproc)"
+ctest --test-dir build-fuzz -R '^fuzz_' --output-on-failure
+
+echo "== all tests =="
+ctest --test-dir build --output-on-failure

@@ -1,0 +1,145 @@
+/* reflector: receives probe requests with kernel timestamps and answers each valid one
+ * with the same number of bytes, adding receive/send times and the session's receive count. */
+#include "server/reflector.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "common/clock.h"
+#include "common/log.h"
+#include "common/sock.h"
+
+struct reflector {
+	struct server_ctx *srv;
+	int fd;
+	int stop_fd; /* eventfd: written once to stop the thread */
+	pthread_t thread;
+};
+
+size_t reflector_answer(struct session_table *t, struct server_counters *c, const uint8_t *req,
+			size_t len, const struct sockaddr *src, int64_t rx_ns, uint8_t *reply)
+{
+	struct wire_probe p;
+	uint64_t count;
+
+	if (wire_probe_decode(req, len, &p) < 0 || p.kind != WIRE_PROBE_REQ) {
+		atomic_fetch_add(&c->udp_bad, 1);
+		return 0;
+	}
+	/* Never answer without a live token from the session's own address: no reflection
+	 * attacks, no amplification (the reply is never longer than the request). */
+	if (!session_table_count_probe(t, p.token, src, &count)) {
+		atomic_fetch_add(&c->udp_unknown, 1);
+		return 0;
+	}
+	p.kind = WIRE_PROBE_REPLY;
+	p.server_rx_ns = rx_ns;
+	p.server_rx_count = count;
+	p.server_tx_ns = clock_mono_ns();
+	wire_probe_encode(&p, reply, len);
+	return len;
+}
+
+/* Drains every queued datagram; replies immediately, one at a time, to keep hold time low. */
+static void reflector_drain(struct reflector *r)
+{
+	uint8_t req[WIRE_PROBE_MAX + 1], reply[WIRE_PROBE_MAX];
+	struct server_ctx *srv = r->srv;
+
+	for (;;) {
+		struct sockaddr_storage peer;
+		socklen_t plen;
+		int64_t rx;
+		enum ts_source src;
+		ssize_t n = sock_recv_ts(r->fd, req, sizeof(req), &peer, &plen, &rx, &src);
+		size_t out;
+
+		if (n < 0) {
+			if (errno == EMSGSIZE) {
+				atomic_fetch_add(&srv->counters.udp_bad, 1);
+				continue;
+			}
+			if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+				log_debug("reflector recv: %s", strerror(errno));
+			return;
+		}
+		out = reflector_answer(&srv->table, &srv->counters, req, (size_t)n,
+				       (struct sockaddr *)&peer, rx, reply);
+		if (out == 0)
+			continue;
+		/* Patch in the send time as late as possible: sendto follows directly. */
+		if (sendto(r->fd, reply, out, 0, (struct sockaddr *)&peer, plen) < 0)
+			log_debug("reflector send: %s", strerror(errno));
+		else
+			atomic_fetch_add(&srv->counters.udp_reflected, 1);
+	}
+}
+
+static void *reflector_main(void *arg)
+{
+	struct reflector *r = arg;
+	struct pollfd pfd[2] = { { .fd = r->fd, .events = POLLIN }, { .fd = r->stop_fd, .events = POLLIN } };
+
+	for (;;) {
+		if (poll(pfd, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			log_warn("reflector poll");
+			return NULL;
+		}
+		if (pfd[1].revents)
+			return NULL;
+		if (pfd[0].revents)
+			reflector_drain(r);
+	}
+}
+
+struct reflector *reflector_start(struct server_ctx *srv, int udp_fd)
+{
+	struct reflector *r = calloc(1, sizeof(*r));
+	int rc;
+
+	if (r == NULL) {
+		close(udp_fd);
+		return NULL;
+	}
+	r->srv = srv;
+	r->fd = udp_fd;
+	srv->udp_ts_kernel = sock_enable_rx_timestamps(udp_fd) == TS_SRC_KERNEL;
+	r->stop_fd = eventfd(0, EFD_CLOEXEC);
+	if (r->stop_fd < 0) {
+		log_warn("eventfd");
+		goto fail;
+	}
+	rc = pthread_create(&r->thread, NULL, reflector_main, r);
+	if (rc != 0) {
+		errno = rc;
+		log_warn("cannot start the reflector thread");
+		close(r->stop_fd);
+		goto fail;
+	}
+	return r;
+fail:
+	close(udp_fd);
+	free(r);
+	return NULL;
+}
+
+void reflector_stop(struct reflector *r)
+{
+	uint64_t one = 1;
+
+	if (r == NULL)
+		return;
+	if (write(r->stop_fd, &one, sizeof(one)) != sizeof(one))
+		log_warn("cannot wake the reflector thread");
+	pthread_join(r->thread, NULL);
+	close(r->stop_fd);
+	close(r->fd);
+	free(r);
+}

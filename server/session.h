@@ -1,0 +1,70 @@
+/* session: one client test — its control connection, bulk flows, token and counters — and the
+ * table of live sessions that the accept path and the UDP reflector consult. */
+#ifndef BM_SESSION_H
+#define BM_SESSION_H
+
+#include <pthread.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+
+#include "common/wire.h"
+
+struct bulk_flow;
+struct server_ctx;
+
+/* Session life: a control connection that has not said hello is a pending connection (see
+ * server.c); a session exists from a valid hello on. */
+enum session_state {
+	SESS_ACTIVE,  /* welcome sent: bulk flows may attach, probes are reflected */
+	SESS_CLOSING, /* bye received or limit hit: final stats queued, closing once flushed */
+};
+
+struct session {
+	uint64_t id;
+	enum session_state state;
+	uint8_t token[WIRE_TOKEN_LEN];
+	struct sockaddr_storage peer; /* client address of the control connection */
+	char peer_str[64];
+	char cc[16];                  /* congestion control requested for load flows */
+	int cc_ok;                    /* whether this server could set it */
+	int64_t start_ns;
+	int64_t deadline_ns;
+	struct bufferevent *ctrl;
+	struct event *tick;           /* stats push + deadline check */
+	struct bulk_flow *flows;      /* linked list */
+	int nflows[2];                /* [0] down (we send), [1] up (we sink) */
+	uint64_t down_tx_bytes;       /* bytes written by our senders */
+	uint64_t up_rx_bytes;         /* bytes received by our sinks (what the client uploaded) */
+	uint64_t cc_failures;         /* flows where setting cc failed */
+	struct server_ctx *srv;
+	struct session *next;
+};
+
+/* The reflector's view of sessions: token, client IP and probe counter, behind one mutex,
+ * because the reflector runs in its own thread. Fixed capacity set at creation. */
+struct session_table {
+	pthread_mutex_t lock;
+	int cap;
+	struct reflect_entry {
+		int used;
+		uint8_t token[WIRE_TOKEN_LEN];
+		struct sockaddr_storage client;
+		uint64_t rx_count;
+	} *e;
+};
+
+int session_table_init(struct session_table *t, int cap);
+void session_table_free(struct session_table *t);
+/* Registers a token; -1 if full. */
+int session_table_add(struct session_table *t, const uint8_t *token, const struct sockaddr *client);
+void session_table_remove(struct session_table *t, const uint8_t *token);
+/* For the reflector: if token is live and src has the session's IP, counts the packet and
+ * returns 1 with the new count in *count; else 0. */
+int session_table_count_probe(struct session_table *t, const uint8_t *token,
+			      const struct sockaddr *src, uint64_t *count);
+uint64_t session_table_probe_count(struct session_table *t, const uint8_t *token);
+
+#endif

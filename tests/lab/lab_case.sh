@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# One lab scenario: runs the real `bloatmeter lab` (which starts the real bloatmeterd) against
+# tbf bottlenecks with a configured rate and buffer per direction, then checks the report
+# against that configured ground truth — never against earlier output.
+#   lab_case.sh BINDIR NAME DOWN_RATE UP_RATE DOWN_BUF_MS UP_BUF_MS [extra bloatmeter args...]
+# Tolerances: buffer estimate within 10 % of the configured buffer (ms and bytes); goodput
+# within 5 % of the tbf rate after counting the per-packet headers the tbf also counts.
+set -euo pipefail
+bindir=$1 name=$2 down_rate=$3 up_rate=$4 down_buf=$5 up_buf=$6
+shift 6
+if [ "$(id -u)" -ne 0 ]; then
+	echo "SKIP: $name needs root for network namespaces"
+	exit 77
+fi
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+"$bindir/bloatmeter" lab --down-rate "$down_rate" --up-rate "$up_rate" \
+	--down-buffer "$down_buf" --up-buffer "$up_buf" --json "$out/report.json" "$@" \
+	> "$out/report.txt" &
+pid=$!
+wait $pid
+cat "$out/report.txt"
+r="$out/report.json"
+
+fail=0
+# check LABEL MEASURED TRUTH TOLERANCE_PCT
+check() {
+	local label=$1 got=$2 want=$3 tol=$4
+	if [ "$got" = "null" ] || [ -z "$got" ]; then
+		echo "FAIL $name: $label: no value (truth $want)"
+		fail=1
+		return
+	fi
+	if awk -v g="$got" -v w="$want" -v t="$tol" 'BEGIN { e = (g - w) / w * 100; printf "%-34s measured %12.3f  truth %12.3f  error %+6.2f %% (bound %s %%)\n", ENVIRON["L"], g, w, e, t; exit !(e <= t && e >= -t) }' L="$name: $label"; then
+		:
+	else
+		echo "FAIL $name: $label outside ±$tol %"
+		fail=1
+	fi
+}
+
+for key in version server start_time config phases buffer lab; do
+	jq -e "has(\"$key\")" "$r" > /dev/null || { echo "FAIL $name: report lacks key $key"; fail=1; }
+done
+jq -e '.phases | all(has("name") and has("throughput_mbps") and has("rtt_ms") and has("loss_pct"))' "$r" > /dev/null ||
+	{ echo "FAIL $name: a phase lacks required keys"; fail=1; }
+jq -e '.cc.client.ok and .cc.server.ok' "$r" > /dev/null ||
+	{ echo "FAIL $name: congestion control was not set as requested"; fail=1; }
+
+# Wire bytes per goodput byte: the tbf counts IP packets plus the 14-byte Ethernet header.
+wire=$(jq '((.mss * .ip_overhead) + 14) / .mss' "$r")
+phases=$(jq -r '[.phases[].name] | join(",")' "$r")
+if [[ $phases == *download* ]]; then
+	check "buffer download (ms)" "$(jq '.buffer.download.ms' "$r")" "$(jq '.lab.truth.down_buffer_ms' "$r")" 10
+	check "buffer download (bytes)" "$(jq '.buffer.download.bytes' "$r")" "$(jq '.lab.truth.down_limit_bytes' "$r")" 10
+	check "download goodput as wire rate (bit/s)" \
+		"$(jq --argjson w "$wire" '.phases[] | select(.name == "download") | .throughput_mbps.down * 1e6 * $w' "$r")" \
+		"$(jq '.lab.truth.down_rate_bps' "$r")" 5
+fi
+if [[ $phases == *upload* ]]; then
+	check "buffer upload (ms)" "$(jq '.buffer.upload.ms' "$r")" "$(jq '.lab.truth.up_buffer_ms' "$r")" 10
+	check "buffer upload (bytes)" "$(jq '.buffer.upload.bytes' "$r")" "$(jq '.lab.truth.up_limit_bytes' "$r")" 10
+	check "upload goodput as wire rate (bit/s)" \
+		"$(jq --argjson w "$wire" '.phases[] | select(.name == "upload") | .throughput_mbps.up * 1e6 * $w' "$r")" \
+		"$(jq '.lab.truth.up_rate_bps' "$r")" 5
+fi
+leftover=$(ip netns list | grep -c "^bm$pid-" || true)
+[ "$leftover" -eq 0 ] || { echo "FAIL $name: namespaces left behind"; fail=1; }
+[ $fail -eq 0 ] && echo "PASS $name"
+exit $fail

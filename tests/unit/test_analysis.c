@@ -1,0 +1,722 @@
+/* test_analysis: the analysis on synthetic traces whose truth is known — goodput, saturation,
+ * the loss split, the buffer estimator and a whole run. Expected values are computed here from
+ * the generated data (own sort, own percentile), never copied from the code under test. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "client/analysis.h"
+#include "client/config.h"
+#include "client/result.h"
+
+#define MS (1000000LL)
+#define SEC (1000000000LL)
+#define T0 (1000 * SEC)           /* an arbitrary non-zero monotonic origin */
+#define RATE_BPS 2500000.0        /* bytes per second: 20 Mbit/s */
+#define IV ANALYSIS_STEADY_INTERVAL_NS
+#define STEP (10 * MS)            /* throughput sample and probe interval */
+#define SAW_PERIOD (1300 * MS)    /* sawtooth period, deliberately off the probe grid */
+
+static void assert_close(double got, double want, double tol, const char *what)
+{
+	if (!(fabs(got - want) <= tol))
+		fail_msg("%s: got %.9f, want %.9f (tolerance %g)", what, got, want, tol);
+}
+
+/* ---- independent reference: insertion sort + type-7 percentile ---- */
+
+static void ref_sort(double *v, size_t n)
+{
+	for (size_t i = 1; i < n; i++) {
+		double x = v[i];
+		size_t j = i;
+
+		while (j > 0 && v[j - 1] > x) {
+			v[j] = v[j - 1];
+			j--;
+		}
+		v[j] = x;
+	}
+}
+
+static double ref_percentile(double *v, size_t n, double p)
+{
+	double rank = p / 100.0 * (double)(n - 1);
+	size_t lo = (size_t)floor(rank);
+
+	ref_sort(v, n);
+	if (lo + 1 >= n)
+		return v[n - 1];
+	return v[lo] + (rank - (double)lo) * (v[lo + 1] - v[lo]);
+}
+
+/* ---- generators ---- */
+
+/* Queueing delay of a tail-drop queue under CUBIC: ramps 70 -> 100 ms, drops, repeats. */
+static int64_t sawtooth_q(int64_t t)
+{
+	return 70 * MS + 30 * MS * (t % SAW_PERIOD) / SAW_PERIOD;
+}
+
+/* Cumulative bytes at t (relative, ns) of a flow whose rate rises linearly from 0 to R over
+ * ramp_ns, then stays at R. */
+static double ramp_bytes(int64_t t, int64_t ramp_ns)
+{
+	double ts = (double)t / SEC, rs = (double)ramp_ns / SEC;
+
+	if (t <= ramp_ns)
+		return RATE_BPS * ts * ts / (2 * rs);
+	return RATE_BPS * rs / 2 + RATE_BPS * (ts - rs);
+}
+
+/* A series sampled every STEP from start over dur; ramp_ns = 0 means constant rate. */
+static struct tput_rec *ramp_series(int64_t start, int64_t dur, int64_t ramp_ns, size_t *n)
+{
+	size_t m = (size_t)(dur / STEP) + 1;
+	struct tput_rec *s = calloc(m, sizeof(*s));
+
+	assert_non_null(s);
+	for (size_t i = 0; i < m; i++) {
+		int64_t t = (int64_t)i * STEP;
+
+		s[i].t_ns = start + t;
+		s[i].bytes = (uint64_t)llround(ramp_ns > 0 ? ramp_bytes(t, ramp_ns)
+							    : RATE_BPS * (double)t / SEC);
+	}
+	*n = m;
+	return s;
+}
+
+/* A series whose rate alternates R(1 + a) and R(1 - a) each interval of IV. */
+static struct tput_rec *alternating_series(int64_t start, int64_t dur, double a, size_t *n)
+{
+	size_t m = (size_t)(dur / STEP) + 1;
+	struct tput_rec *s = calloc(m, sizeof(*s));
+	double bytes = 0;
+
+	assert_non_null(s);
+	for (size_t i = 0; i < m; i++) {
+		int64_t t = (int64_t)i * STEP;
+
+		if (i > 0) {
+			int k = (int)((t - STEP) / IV);
+
+			bytes += RATE_BPS * (k % 2 ? 1 - a : 1 + a) * (double)STEP / SEC;
+		}
+		s[i].t_ns = start + t;
+		s[i].bytes = (uint64_t)llround(bytes);
+	}
+	*n = m;
+	return s;
+}
+
+/* ---- analysis_rate_bps ---- */
+
+static void test_rate_linear(void **state)
+{
+	size_t n;
+	struct tput_rec *s = ramp_series(T0, 2 * SEC, 0, &n);
+
+	assert_close(analysis_rate_bps(s, n, T0 + 500 * MS, T0 + 1500 * MS), 20e6, 1e-3, "rate");
+	assert_close(analysis_rate_bps(s, n, T0, T0 + 2 * SEC), 20e6, 1e-3, "rate whole series");
+	/* between samples: interpolation keeps a linear series exact */
+	assert_close(analysis_rate_bps(s, n, T0 + 505 * MS + 1234, T0 + 1234567890), 20e6, 1e-2,
+		     "rate between samples");
+	/* outside coverage */
+	assert_true(isnan(analysis_rate_bps(s, n, T0 - 1, T0 + SEC)));
+	assert_true(isnan(analysis_rate_bps(s, n, T0 + SEC, T0 + 2 * SEC + 1)));
+	assert_true(isnan(analysis_rate_bps(s, n, T0 + 3 * SEC, T0 + 4 * SEC)));
+	/* empty or reversed interval, empty series */
+	assert_true(isnan(analysis_rate_bps(s, n, T0 + SEC, T0 + SEC)));
+	assert_true(isnan(analysis_rate_bps(s, n, T0 + SEC, T0 + SEC / 2)));
+	assert_true(isnan(analysis_rate_bps(s, 0, T0, T0 + SEC)));
+	free(s);
+}
+
+/* A 2-point series: the rate is the slope, whatever the sample spacing. */
+static void test_rate_two_points(void **state)
+{
+	const struct tput_rec s[] = { { T0, 1000 }, { T0 + 4 * SEC, 1000 + 10000000 } };
+
+	/* 10 MB in 4 s = 20 Mbit/s */
+	assert_close(analysis_rate_bps(s, 2, T0 + SEC, T0 + 3 * SEC), 20e6, 1e-3, "slope");
+}
+
+/* ---- analysis_steady_start ---- */
+
+static void test_steady_after_ramp(void **state)
+{
+	size_t n;
+	struct tput_rec *s = ramp_series(T0, 5 * SEC, SEC, &n);
+	int64_t got = analysis_steady_start(s, n, T0, T0 + 5 * SEC, IV, ANALYSIS_STEADY_TOLERANCE);
+	/* The ramp ends at 1 s; the first 4 flat intervals after it end at 1 s + 4 IV. */
+	int64_t want = T0 + SEC + ANALYSIS_STEADY_INTERVALS * IV;
+
+	if (got < 0)
+		fail_msg("never saturated, want %lld", (long long)want);
+	assert_true(got > T0 + SEC); /* after the ramp */
+	if (llabs(got - want) > IV)
+		fail_msg("steady start %lld ns, want %lld +- %lld", (long long)(got - T0),
+			 (long long)(want - T0), (long long)IV);
+	free(s);
+}
+
+static void test_steady_flat(void **state)
+{
+	size_t n;
+	struct tput_rec *s = ramp_series(T0, 3 * SEC, 0, &n);
+
+	/* flat from the first byte: the first 4 intervals already qualify */
+	assert_int_equal(analysis_steady_start(s, n, T0, T0 + 3 * SEC, IV, 0.05),
+			 T0 + ANALYSIS_STEADY_INTERVALS * IV);
+	/* fewer than 4 whole intervals fit: never */
+	assert_int_equal(analysis_steady_start(s, n, T0, T0 + 4 * IV - 1, IV, 0.05), -1);
+	/* no throughput data in range */
+	assert_int_equal(analysis_steady_start(s, n, T0 + 10 * SEC, T0 + 20 * SEC, IV, 0.05), -1);
+	free(s);
+}
+
+static void test_steady_never(void **state)
+{
+	size_t n;
+	struct tput_rec *s = alternating_series(T0, 5 * SEC, 0.20, &n);
+
+	assert_int_equal(analysis_steady_start(s, n, T0, T0 + 5 * SEC, IV, ANALYSIS_STEADY_TOLERANCE),
+			 -1);
+	free(s);
+}
+
+/* The tolerance is applied as given: +-4 % passes at 5 %, +-6 % does not. */
+static void test_steady_tolerance(void **state)
+{
+	size_t n;
+	struct tput_rec *s = alternating_series(T0, 3 * SEC, 0.04, &n);
+
+	assert_int_equal(analysis_steady_start(s, n, T0, T0 + 3 * SEC, IV, 0.05),
+			 T0 + ANALYSIS_STEADY_INTERVALS * IV);
+	assert_int_equal(analysis_steady_start(s, n, T0, T0 + 3 * SEC, IV, 0.03), -1);
+	free(s);
+	s = alternating_series(T0, 3 * SEC, 0.06, &n);
+	assert_int_equal(analysis_steady_start(s, n, T0, T0 + 3 * SEC, IV, 0.05), -1);
+	free(s);
+}
+
+/* ---- analysis_buffer ---- */
+
+#define BUF_N 1000
+#define RTT0_NS (20 * MS)
+
+/* Probes every STEP from T0: RTT = rtt0 + sawtooth q; every 7th lost (its RTT field holds a
+ * poison value); probes before T0 + 1 s see a 400 ms queue that the window must exclude. */
+static struct probe_rec *buffer_probes(void)
+{
+	struct probe_rec *p = calloc(BUF_N, sizeof(*p));
+
+	assert_non_null(p);
+	for (int i = 0; i < BUF_N; i++) {
+		int64_t t = (int64_t)i * STEP;
+
+		p[i].seq = (uint32_t)i;
+		p[i].send_ns = T0 + t;
+		p[i].received = i % 7 != 3;
+		p[i].rtt_ns = RTT0_NS + (t < SEC ? 400 * MS : sawtooth_q(t));
+		if (!p[i].received)
+			p[i].rtt_ns = 5 * SEC;
+	}
+	return p;
+}
+
+/* q (ms) of the received probes sent in [from, to), from the generator, not the records. */
+static size_t expected_q(int64_t from, int64_t to, double *q)
+{
+	size_t m = 0;
+
+	for (int i = 0; i < BUF_N; i++) {
+		int64_t t = (int64_t)i * STEP;
+
+		if (T0 + t < from || T0 + t >= to || i % 7 == 3)
+			continue;
+		q[m++] = (double)(t < SEC ? 400 * MS : sawtooth_q(t)) / 1e6;
+	}
+	return m;
+}
+
+static void test_buffer_sawtooth(void **state)
+{
+	struct probe_rec *p = buffer_probes();
+	struct buffer_estimate b;
+	int64_t from = T0 + SEC, to = T0 + 9 * SEC;
+	double q[BUF_N], want_p95, want_p50, want_p99;
+	size_t m = expected_q(from, to, q);
+
+	want_p95 = ref_percentile(q, m, 95);
+	want_p50 = ref_percentile(q, m, 50);
+	want_p99 = ref_percentile(q, m, 99);
+	assert_int_equal(analysis_buffer(p, BUF_N, from, to, 20.0, 20e6, &b), 0);
+	assert_int_equal(b.valid, 1);
+	assert_int_equal(b.samples, m);
+	assert_int_equal(m, 685); /* 800 probes in 100..899, minus the 115 with i % 7 == 3 */
+	assert_close(b.ms, want_p95, 1e-6, "buffer ms (p95 of q)");
+	assert_true(b.ms > 95.0 && b.ms < 100.0);
+	assert_close(b.q_p50_ms, want_p50, 1e-6, "q p50");
+	assert_close(b.q_p99_ms, want_p99, 1e-6, "q p99");
+	/* bytes = ms x rate: 20 Mbit/s = 2.5 MB/s, so 1 ms holds 2500 bytes */
+	assert_close(b.bytes, want_p95 * 2500.0, 1e-3, "buffer bytes");
+	assert_non_null(b.method);
+
+	/* unknown rate: the delay is still valid, the size is not known */
+	assert_int_equal(analysis_buffer(p, BUF_N, from, to, 20.0, NAN, &b), 0);
+	assert_true(isnan(b.bytes));
+	assert_close(b.ms, want_p95, 1e-6, "buffer ms without rate");
+	free(p);
+}
+
+static void test_buffer_no_samples(void **state)
+{
+	struct probe_rec *p = buffer_probes();
+	struct buffer_estimate b;
+
+	/* empty window */
+	memset(&b, 0x5a, sizeof(b));
+	assert_int_equal(analysis_buffer(p, BUF_N, T0 + SEC, T0 + SEC, 20.0, 20e6, &b), -1);
+	assert_int_equal(b.valid, 0);
+	/* window after the last probe */
+	assert_int_equal(analysis_buffer(p, BUF_N, T0 + 20 * SEC, T0 + 30 * SEC, 20.0, 20e6, &b), -1);
+	assert_int_equal(b.valid, 0);
+	/* every probe lost */
+	for (int i = 0; i < BUF_N; i++)
+		p[i].received = 0;
+	assert_int_equal(analysis_buffer(p, BUF_N, T0, T0 + 20 * SEC, 20.0, 20e6, &b), -1);
+	assert_int_equal(b.valid, 0);
+	assert_int_equal(b.samples, 0);
+	/* no probes at all */
+	assert_int_equal(analysis_buffer(p, 0, T0, T0 + 20 * SEC, 20.0, 20e6, &b), -1);
+	assert_int_equal(b.valid, 0);
+	free(p);
+}
+
+static void test_buffer_no_baseline(void **state)
+{
+	struct probe_rec *p = buffer_probes();
+	struct buffer_estimate b;
+
+	assert_int_equal(analysis_buffer(p, BUF_N, T0, T0 + 20 * SEC, NAN, 20e6, &b), -1);
+	assert_int_equal(b.valid, 0);
+	free(p);
+}
+
+/* ---- analysis_loss ---- */
+
+/* Builds probes from a fate string: '.' answered, 'U' lost on the way to the server (not
+ * counted there), 'D' lost on the way back (counted). Models the server's counter. Returns
+ * the server's final count. */
+static uint64_t loss_probes(const char *fates, struct probe_rec *p)
+{
+	uint64_t count = 0;
+	size_t n = strlen(fates);
+
+	memset(p, 0, n * sizeof(*p));
+	for (size_t i = 0; i < n; i++) {
+		p[i].seq = (uint32_t)i;
+		p[i].send_ns = T0 + (int64_t)i * STEP;
+		if (fates[i] != 'U')
+			count++;
+		if (fates[i] == '.') {
+			p[i].received = 1;
+			p[i].rtt_ns = 30 * MS;
+			p[i].srv_count = count;
+		}
+	}
+	return count;
+}
+
+static void check_loss(const struct phase_result *ph, size_t sent, size_t up, size_t down)
+{
+	assert_int_equal(ph->probes_sent, sent);
+	assert_int_equal(ph->probes_received, sent - up - down);
+	assert_int_equal(ph->lost_up, up);
+	assert_int_equal(ph->lost_down, down);
+	/* up % of everything sent; down % of what reached the server */
+	assert_close(ph->loss_up_pct, 100.0 * (double)up / (double)sent, 1e-9, "loss up %");
+	assert_close(ph->loss_down_pct, 100.0 * (double)down / (double)(sent - up), 1e-9,
+		     "loss down %");
+}
+
+static void test_loss_none(void **state)
+{
+	struct probe_rec p[10];
+	struct phase_result ph;
+	uint64_t fin = loss_probes("..........", p);
+
+	memset(&ph, 0, sizeof(ph));
+	analysis_loss(p, 10, fin, T0, T0 + SEC, &ph);
+	check_loss(&ph, 10, 0, 0);
+}
+
+static void test_loss_upstream(void **state)
+{
+	struct probe_rec p[10];
+	struct phase_result ph;
+	uint64_t fin = loss_probes("...U......", p);
+
+	/* the generator matches the story: counts 1,2,3,_,4,5,... */
+	assert_int_equal(p[2].srv_count, 3);
+	assert_int_equal(p[4].srv_count, 4);
+	assert_int_equal(p[9].srv_count, 9);
+	memset(&ph, 0, sizeof(ph));
+	analysis_loss(p, 10, fin, T0, T0 + SEC, &ph);
+	check_loss(&ph, 10, 1, 0);
+	assert_close(ph.loss_up_pct, 10.0, 1e-9, "10 % up");
+	assert_close(ph.loss_down_pct, 0.0, 1e-9, "0 % down");
+}
+
+static void test_loss_downstream(void **state)
+{
+	struct probe_rec p[10];
+	struct phase_result ph;
+	uint64_t fin = loss_probes("...D......", p);
+
+	assert_int_equal(p[4].srv_count, 5); /* the server counted #3 */
+	memset(&ph, 0, sizeof(ph));
+	analysis_loss(p, 10, fin, T0, T0 + SEC, &ph);
+	check_loss(&ph, 10, 0, 1);
+	assert_close(ph.loss_down_pct, 10.0, 1e-9, "10 % down");
+}
+
+static void test_loss_mixed_run(void **state)
+{
+	struct probe_rec p[10];
+	struct phase_result ph;
+	uint64_t fin = loss_probes("...UDDU...", p);
+
+	memset(&ph, 0, sizeof(ph));
+	analysis_loss(p, 10, fin, T0, T0 + SEC, &ph);
+	check_loss(&ph, 10, 2, 2);
+	assert_close(ph.loss_up_pct, 20.0, 1e-9, "20 % up");
+	assert_close(ph.loss_down_pct, 25.0, 1e-9, "25 % down"); /* 2 of the 8 that arrived */
+}
+
+static void test_loss_at_start(void **state)
+{
+	struct probe_rec p[10];
+	struct phase_result ph;
+	uint64_t fin = loss_probes("DU........", p);
+
+	memset(&ph, 0, sizeof(ph));
+	analysis_loss(p, 10, fin, T0, T0 + SEC, &ph);
+	check_loss(&ph, 10, 1, 1);
+}
+
+/* Losses after the last reply can only be split with the server's final count. */
+static void test_loss_at_end(void **state)
+{
+	struct probe_rec p[10];
+	struct phase_result ph;
+	uint64_t fin = loss_probes(".......UDU", p);
+
+	assert_int_equal(fin, 8);
+	memset(&ph, 0, sizeof(ph));
+	analysis_loss(p, 10, fin, T0, T0 + SEC, &ph);
+	check_loss(&ph, 10, 2, 1);
+	assert_close(ph.loss_down_pct, 12.5, 1e-9, "12.5 % down");
+
+	/* all three reached the server: all lost downstream */
+	fin = loss_probes(".......DDD", p);
+	memset(&ph, 0, sizeof(ph));
+	analysis_loss(p, 10, fin, T0, T0 + SEC, &ph);
+	check_loss(&ph, 10, 0, 3);
+
+	/* final count unknown: the split is a guess, but every loss is still counted once */
+	loss_probes(".......UDU", p);
+	memset(&ph, 0, sizeof(ph));
+	analysis_loss(p, 10, 0, T0, T0 + SEC, &ph);
+	assert_int_equal(ph.probes_sent, 10);
+	assert_int_equal(ph.probes_received, 7);
+	assert_int_equal(ph.lost_up + ph.lost_down, 3);
+}
+
+static void test_loss_all_lost(void **state)
+{
+	struct probe_rec p[4];
+	struct phase_result ph;
+	uint64_t fin = loss_probes("UDUD", p);
+
+	assert_int_equal(fin, 2);
+	memset(&ph, 0, sizeof(ph));
+	analysis_loss(p, 4, fin, T0, T0 + SEC, &ph);
+	check_loss(&ph, 4, 2, 2);
+}
+
+/* Only probes sent in [from, to) count; losses just outside (including one sent exactly at
+ * `to`) are not charged to the window. */
+static void test_loss_window(void **state)
+{
+	static const char fates[] = "........." "U" /* 0..9: #9 lost just before the window */
+				    "..D..UD..." /* 10..19: the window */
+				    "U....U....";   /* 20..29: #20 sent exactly at `to` */
+	struct probe_rec p[30];
+	struct phase_result ph;
+	uint64_t fin = loss_probes(fates, p);
+
+	memset(&ph, 0, sizeof(ph));
+	analysis_loss(p, 30, fin, T0 + 10 * STEP, T0 + 20 * STEP, &ph);
+	check_loss(&ph, 10, 1, 2);
+	assert_close(ph.loss_down_pct, 100.0 * 2 / 9, 1e-9, "down % of 9 arrived");
+
+	/* the whole run sees all six */
+	memset(&ph, 0, sizeof(ph));
+	analysis_loss(p, 30, fin, T0, T0 + 30 * STEP, &ph);
+	check_loss(&ph, 30, 4, 2);
+
+	/* an empty window: nothing sent, percentages undefined */
+	memset(&ph, 0, sizeof(ph));
+	analysis_loss(p, 30, fin, T0 + 100 * SEC, T0 + 200 * SEC, &ph);
+	assert_int_equal(ph.probes_sent, 0);
+	assert_int_equal(ph.probes_received, 0);
+	assert_int_equal(ph.lost_up + ph.lost_down, 0);
+	assert_true(isnan(ph.loss_up_pct));
+}
+
+/* A window edge inside a run of losses hands the window a fractional share of each lost probe;
+ * the rounded up and down counts must still add up to the probes lost in the window. */
+static void test_loss_window_splits_run(void **state)
+{
+	struct probe_rec p[10];
+	struct phase_result ph;
+	uint64_t fin = loss_probes("..UD......", p);
+
+	/* [3, 10): one lost probe (#3) of a two-probe run that is half upstream */
+	memset(&ph, 0, sizeof(ph));
+	analysis_loss(p, 10, fin, T0 + 3 * STEP, T0 + 10 * STEP, &ph);
+	assert_int_equal(ph.probes_sent, 7);
+	assert_int_equal(ph.probes_received, 6);
+	assert_int_equal(ph.lost_up + ph.lost_down, 1);
+	/* [0, 3): the other half of the run */
+	memset(&ph, 0, sizeof(ph));
+	analysis_loss(p, 10, fin, T0, T0 + 3 * STEP, &ph);
+	assert_int_equal(ph.probes_sent, 3);
+	assert_int_equal(ph.probes_received, 2);
+	assert_int_equal(ph.lost_up + ph.lost_down, 1);
+}
+
+/* ---- analysis_run on a whole synthetic test ---- */
+
+#define RUN_IDLE (2 * SEC)
+#define RUN_LOAD (10 * SEC)
+#define RUN_RAMP SEC
+#define RUN_N ((size_t)((RUN_IDLE + RUN_LOAD) / STEP))
+
+/* Idle RTT: 20.0 .. 20.9 ms, minimum at the first probe. */
+static int64_t idle_rtt(size_t i)
+{
+	return RTT0_NS + (int64_t)((i * 7) % 10) * 100000;
+}
+
+/* Queueing delay t ns into the download phase: builds up to 70 ms during the ramp, then the
+ * sawtooth between 70 and 100 ms. */
+static int64_t load_q(int64_t t)
+{
+	return t < RUN_RAMP ? 70 * MS * t / RUN_RAMP : sawtooth_q(t - RUN_RAMP);
+}
+
+static int run_lost(size_t i)
+{
+	return (int64_t)i * STEP >= RUN_IDLE && i % 50 == 25;
+}
+
+/* Fills r with an idle phase then a download phase (or only the download phase). */
+static void make_run(struct test_result *r, int with_idle, int steady)
+{
+	struct client_config cfg;
+	int64_t load_start = T0 + RUN_IDLE;
+	uint64_t count = 0;
+	int k = 0;
+
+	config_defaults(&cfg);
+	result_init(r, &cfg);
+	if (with_idle)
+		r->phases[k++] = (struct phase_result){ .kind = PHASE_IDLE, .start_ns = T0,
+							.end_ns = load_start };
+	r->phases[k++] = (struct phase_result){ .kind = PHASE_DOWNLOAD, .start_ns = load_start,
+						.end_ns = load_start + RUN_LOAD };
+	r->nphases = k;
+	r->ip_overhead = 1.05;
+
+	r->probes = calloc(RUN_N, sizeof(*r->probes));
+	assert_non_null(r->probes);
+	r->nprobes = RUN_N;
+	for (size_t i = 0; i < RUN_N; i++) {
+		struct probe_rec *p = &r->probes[i];
+		int64_t t = (int64_t)i * STEP;
+
+		p->seq = (uint32_t)i;
+		p->send_ns = T0 + t;
+		if (run_lost(i))
+			continue; /* lost upstream: the server never counts it */
+		count++;
+		p->received = 1;
+		p->ts_kernel = 1;
+		p->srv_count = count;
+		p->rtt_ns = t < RUN_IDLE ? idle_rtt(i) : RTT0_NS + load_q(t - RUN_IDLE);
+		r->probes_kernel_ts++;
+	}
+	r->srv_probe_count = count;
+	r->down = steady ? ramp_series(load_start, RUN_LOAD, RUN_RAMP, &r->ndown)
+			 : alternating_series(load_start, RUN_LOAD, 0.2, &r->ndown);
+}
+
+/* Expected RTT (ms) and q (ms, against rtt0 = 20 ms) of received probes sent in [from, to). */
+static size_t run_expected(int64_t from, int64_t to, double *rtt, double *q)
+{
+	size_t m = 0;
+
+	for (size_t i = 0; i < RUN_N; i++) {
+		int64_t t = (int64_t)i * STEP;
+		int64_t v;
+
+		if (T0 + t < from || T0 + t >= to || run_lost(i))
+			continue;
+		v = t < RUN_IDLE ? idle_rtt(i) : RTT0_NS + load_q(t - RUN_IDLE);
+		rtt[m] = (double)v / 1e6;
+		q[m] = (double)(v - RTT0_NS) / 1e6;
+		m++;
+	}
+	return m;
+}
+
+static void test_run_complete(void **state)
+{
+	static double rtt[RUN_N], q[RUN_N];
+	struct test_result r;
+	struct phase_result *idle, *down;
+	int64_t load_start = T0 + RUN_IDLE, steady;
+	double idle_p50, down_p50, want_ms;
+	size_t m, lost = 0;
+
+	make_run(&r, 1, 1);
+	analysis_run(&r);
+	idle = &r.phases[0];
+	down = &r.phases[1];
+
+	/* baseline: the idle minimum */
+	assert_close(r.rtt0_ms, 20.0, 1e-9, "rtt0");
+
+	/* saturation: ramp for 1 s, then 4 flat intervals */
+	steady = load_start + RUN_RAMP + ANALYSIS_STEADY_INTERVALS * IV;
+	assert_int_equal(down->saturated, 1);
+	assert_int_equal(down->steady_start_ns, steady);
+	assert_close(down->down_mbps, 20.0, 1e-6, "download Mbit/s");
+	assert_true(isnan(down->up_mbps));
+
+	/* RTT and latency increase: download p50 over the steady window minus idle p50 */
+	m = run_expected(T0, load_start, rtt, q);
+	assert_int_equal(idle->rtt_ms.n, m);
+	idle_p50 = ref_percentile(rtt, m, 50);
+	assert_close(idle->rtt_ms.p50, idle_p50, 1e-9, "idle p50");
+	assert_close(idle->rtt_ms.min, 20.0, 1e-9, "idle min");
+	m = run_expected(steady, load_start + RUN_LOAD, rtt, q);
+	assert_int_equal(down->rtt_ms.n, m);
+	down_p50 = ref_percentile(rtt, m, 50);
+	assert_close(down->latency_increase_ms, down_p50 - idle_p50, 1e-6, "latency increase");
+	assert_true(down->latency_increase_ms > 60 && down->latency_increase_ms < 90);
+	assert_true(isnan(idle->latency_increase_ms));
+
+	/* downstream buffer: p95 of q over the steady window, size at the IP-level rate */
+	want_ms = ref_percentile(q, m, 95);
+	assert_int_equal(r.buffer_down.valid, 1);
+	assert_int_equal(r.buffer_down.phase, PHASE_DOWNLOAD);
+	assert_int_equal(r.buffer_down.lower_bound, 0);
+	assert_int_equal(r.buffer_down.samples, m);
+	assert_close(r.buffer_down.ms, want_ms, 1e-6, "buffer_down ms");
+	assert_true(r.buffer_down.ms > 95.0 && r.buffer_down.ms < 100.0);
+	assert_close(r.buffer_down.bytes, want_ms / 1000.0 * 20e6 * 1.05 / 8.0, 1e-2,
+		     "buffer_down bytes");
+	/* no upload phase: no upstream estimate */
+	assert_int_equal(r.buffer_up.valid, 0);
+
+	/* loss: every 50th load probe, all upstream */
+	for (size_t i = 0; i < RUN_N; i++)
+		lost += run_lost(i);
+	assert_int_equal(idle->probes_sent, RUN_IDLE / STEP);
+	assert_int_equal(idle->lost_up + idle->lost_down, 0);
+	assert_int_equal(down->probes_sent, RUN_LOAD / STEP);
+	assert_int_equal(down->lost_up, lost);
+	assert_int_equal(down->lost_down, 0);
+
+	/* a clean run has nothing to warn about */
+	if (r.nwarnings != 0)
+		fail_msg("unexpected warning: %s", r.warnings[0]);
+	result_free(&r);
+}
+
+/* No idle phase and a load that never settles: the baseline is the run's minimum, the window
+ * is the second half of the phase, the estimate is a lower bound, and both are said. */
+static void test_run_degraded(void **state)
+{
+	static double rtt[RUN_N], q[RUN_N];
+	struct test_result r;
+	struct phase_result *down;
+	int64_t load_start = T0 + RUN_IDLE, half = load_start + RUN_LOAD / 2;
+	double min_rtt = INFINITY;
+	size_t m;
+
+	make_run(&r, 0, 0);
+	analysis_run(&r);
+	down = &r.phases[0];
+
+	/* the run's minimum: its first probe, sent before the download phase, at 20 ms */
+	m = run_expected(T0, load_start + RUN_LOAD, rtt, q);
+	for (size_t i = 0; i < m; i++)
+		min_rtt = fmin(min_rtt, rtt[i]);
+	assert_close(min_rtt, 20.0, 1e-9, "generator minimum");
+	assert_close(r.rtt0_ms, min_rtt, 1e-9, "rtt0 from the whole run");
+
+	assert_int_equal(down->saturated, 0);
+	assert_true(down->steady_start_ns == -1);
+	assert_true(isnan(down->latency_increase_ms));
+
+	m = run_expected(half, load_start + RUN_LOAD, rtt, q);
+	assert_int_equal(r.buffer_down.valid, 1);
+	assert_int_equal(r.buffer_down.lower_bound, 1);
+	assert_int_equal(r.buffer_down.samples, m);
+	assert_close(r.buffer_down.ms, ref_percentile(q, m, 95), 1e-6, "buffer over second half");
+	/* goodput over the second half: 10 intervals of +20 % and 10 of -20 % average to R */
+	assert_close(down->down_mbps, 20.0, 1e-3, "download Mbit/s over the second half");
+	assert_int_equal(r.buffer_up.valid, 0);
+	assert_int_equal(r.nwarnings, 2); /* no idle phase; never stable */
+	result_free(&r);
+}
+
+int main(int argc, char **argv)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_rate_linear),
+		cmocka_unit_test(test_rate_two_points),
+		cmocka_unit_test(test_steady_after_ramp),
+		cmocka_unit_test(test_steady_flat),
+		cmocka_unit_test(test_steady_never),
+		cmocka_unit_test(test_steady_tolerance),
+		cmocka_unit_test(test_buffer_sawtooth),
+		cmocka_unit_test(test_buffer_no_samples),
+		cmocka_unit_test(test_buffer_no_baseline),
+		cmocka_unit_test(test_loss_none),
+		cmocka_unit_test(test_loss_upstream),
+		cmocka_unit_test(test_loss_downstream),
+		cmocka_unit_test(test_loss_mixed_run),
+		cmocka_unit_test(test_loss_at_start),
+		cmocka_unit_test(test_loss_at_end),
+		cmocka_unit_test(test_loss_all_lost),
+		cmocka_unit_test(test_loss_window),
+		cmocka_unit_test(test_run_complete),
+		cmocka_unit_test(test_run_degraded),
+		cmocka_unit_test(test_loss_window_splits_run),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
