@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <event2/buffer.h>
@@ -35,19 +36,53 @@ static int control_send(struct bufferevent *bev, json_object *msg)
 	return frame_put(bufferevent_get_output(bev), msg);
 }
 
-/* Sends one error reply and closes once it is flushed (public-server discipline). */
+static void linger_read_callback(struct bufferevent *bev, void *arg)
+{
+	struct evbuffer *in = bufferevent_get_input(bev);
+
+	evbuffer_drain(in, evbuffer_get_length(in));
+}
+
+static void linger_event_callback(struct bufferevent *bev, short what, void *arg)
+{
+	bufferevent_free(bev);
+}
+
+/* The reply is flushed: half-close, then discard what the peer still sends until it closes
+ * or 2 s pass. Closing with unread input would send a reset that can destroy our reply in the
+ * peer's receive queue before it reads it. */
+static void linger_write_callback(struct bufferevent *bev, void *arg)
+{
+	if (shutdown(bufferevent_getfd(bev), SHUT_WR) < 0) {
+		bufferevent_free(bev);
+		return;
+	}
+	bufferevent_setcb(bev, linger_read_callback, NULL, linger_event_callback, NULL);
+	bufferevent_enable(bev, EV_READ);
+}
+
+/* Sends one message and closes (public-server discipline: one reply, then close). */
+static void control_reply_and_close(struct bufferevent *bev, json_object *msg)
+{
+	struct timeval tmo = { 2, 0 };
+	struct evbuffer *in = bufferevent_get_input(bev);
+
+	evbuffer_drain(in, evbuffer_get_length(in));
+	bufferevent_disable(bev, EV_READ);
+	bufferevent_setcb(bev, NULL, linger_write_callback, linger_event_callback, NULL);
+	bufferevent_setwatermark(bev, EV_WRITE, 0, 0);
+	bufferevent_set_timeouts(bev, &tmo, &tmo);
+	if (control_send(bev, msg) < 0 || bufferevent_enable(bev, EV_WRITE) < 0)
+		bufferevent_free(bev);
+}
+
+/* Sends one error reply and closes. */
 static void control_fail(struct bufferevent *bev, const char *reason)
 {
 	json_object *msg = wire_ctrl_new("error");
 
 	json_object_object_add(msg, "reason", json_object_new_string(reason));
-	(void)control_send(bev, msg);
-	bufferevent_disable(bev, EV_READ);
-	bufferevent_setcb(bev, NULL, NULL, NULL, NULL);
-	/* Best-effort flush of the one small reply before closing: a peer that is not reading
-	 * does not get to hold the connection open. */
-	evbuffer_write(bufferevent_get_output(bev), bufferevent_getfd(bev));
-	bufferevent_free(bev);
+	control_reply_and_close(bev, msg);
 }
 
 static int control_next_message(struct bufferevent *bev, json_object **msg, char *err, size_t errlen)
@@ -153,6 +188,7 @@ static int control_probe_cc(const char *cc, char *used, size_t usedlen, char *wh
 static void control_handle_hello(struct pending_ctrl *pc, struct bufferevent *bev, json_object *msg)
 {
 	struct server_ctx *srv = pc->srv;
+	/* pc stays owned by the caller; everything needed is copied into the session. */
 	const struct server_config *cfg = srv->cfg;
 	const char *cc;
 	int64_t duration;
@@ -183,9 +219,7 @@ static void control_handle_hello(struct pending_ctrl *pc, struct bufferevent *be
 
 		atomic_fetch_add(&srv->counters.sessions_refused, 1);
 		json_object_object_add(busy, "retry_after_s", json_object_new_int(10));
-		(void)control_send(bev, busy);
-		evbuffer_write(bufferevent_get_output(bev), bufferevent_getfd(bev));
-		bufferevent_free(bev);
+		control_reply_and_close(bev, busy);
 		return;
 	}
 	s = calloc(1, sizeof(*s));
@@ -226,7 +260,6 @@ static void control_handle_hello(struct pending_ctrl *pc, struct bufferevent *be
 	json_object_object_add(w, "udp_timestamps",
 			       json_object_new_string(srv->udp_ts_kernel ? "kernel" : "user"));
 
-	free(pc);
 	bufferevent_setcb(bev, session_read_callback, NULL, session_event_callback, s);
 	bufferevent_set_timeouts(bev, NULL, NULL);
 	s->tick = event_new(srv->base, -1, EV_PERSIST, session_tick_callback, s);
@@ -263,6 +296,7 @@ static void control_read_callback(struct bufferevent *bev, void *arg)
 		return;
 	}
 	control_handle_hello(pc, bev, msg);
+	free(pc);
 	json_object_put(msg);
 }
 

@@ -1,7 +1,8 @@
 /* hostile: throws bad input at a live bloatmeterd — garbage, truncated, oversized and
  * wrong-version control messages, forged data hellos, random and forged UDP datagrams, a client
- * that vanishes mid-test — and checks each gets at most an error reply and a close, never a
- * UDP answer. Usage: hostile HOST PORT. Exit 0 if the daemon behaved. */
+ * that vanishes mid-test, a client beyond the session limit — and checks each gets at most an error reply and a close, never a
+ * UDP answer. Usage: hostile HOST PORT. Exit 0 if the daemon behaved.
+ * `hostile --silent PORT SECONDS` instead listens on 127.0.0.1 without ever answering. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <poll.h>
@@ -186,6 +187,43 @@ static void udp_cases(void)
 	close(fd);
 }
 
+/* With --max-sessions 1 and one session open, a second client gets a clear busy reply. */
+static void busy_case(void)
+{
+	int fd = tcp_open();
+	struct ctrl_welcome w;
+	char err[256];
+
+	if (ctrl_handshake(fd, "cubic", 30, 3000, &w, err, sizeof(err)) < 0) {
+		printf("FAIL handshake for the first session: %s\n", err);
+		failures++;
+	} else {
+		int fd2 = tcp_open();
+		int rc = ctrl_handshake(fd2, "cubic", 30, 3000, &w, err, sizeof(err));
+
+		expect(rc < 0 && strstr(err, "busy, retry after") != NULL,
+		       "a client beyond the session limit is told busy, retry after N s");
+		close(fd2);
+	}
+	close(fd);
+	usleep(300 * 1000); /* let the server notice the close */
+}
+
+/* Listens without ever answering, so the client's handshake deadline can be tested. */
+static int silent_listener(const char *port, const char *seconds)
+{
+	char err[256];
+	int fd = sock_listen_tcp("127.0.0.1", (uint16_t)atoi(port), err, sizeof(err));
+
+	if (fd < 0) {
+		fprintf(stderr, "hostile: %s\n", err);
+		return 2;
+	}
+	sleep((unsigned)atoi(seconds));
+	close(fd);
+	return 0;
+}
+
 /* A real session whose client disappears without bye; the server must free it (the wrapper
  * runs the daemon with --max-sessions 1, so a leaked session would refuse the next test). */
 static void vanish_case(void)
@@ -225,8 +263,10 @@ int main(int argc, char **argv)
 {
 	char err[256];
 
+	if (argc == 4 && strcmp(argv[1], "--silent") == 0)
+		return silent_listener(argv[2], argv[3]);
 	if (argc != 3) {
-		fprintf(stderr, "usage: hostile HOST PORT\n");
+		fprintf(stderr, "usage: hostile HOST PORT | hostile --silent PORT SECONDS\n");
 		return 2;
 	}
 	if (sock_resolve(argv[1], (uint16_t)atoi(argv[2]), SOCK_STREAM, &srv, &srvlen, err, sizeof(err)) < 0) {
@@ -236,6 +276,7 @@ int main(int argc, char **argv)
 	srand(1);
 	tcp_cases();
 	udp_cases();
+	busy_case();
 	vanish_case();
 	printf("%d failures\n", failures);
 	return failures ? 1 : 0;

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Command-line behaviour: bad flags give one sentence, usage and exit 2; an unreachable,
+# refusing or silent server gives one clear error and exit 1 within a bounded time.
+# Runs in a private network namespace when root (its own loopback), else on the host loopback
+# with a refused port only. Usage: cli.sh BINDIR
+set -uo pipefail
+bindir=$1
+fail=0
+run() { # run EXPECTED_RC MAX_SECONDS NEEDLE CMD...
+	local want=$1 max=$2 needle=$3
+	shift 3
+	local t0 t1 rc out
+	t0=$(date +%s.%N)
+	out=$("$@" 2>&1 > /dev/null)
+	rc=$?
+	t1=$(date +%s.%N)
+	if [ "$rc" -ne "$want" ] || ! grep -q -- "$needle" <<< "$out" ||
+		awk -v a="$t0" -v b="$t1" -v m="$max" 'BEGIN { exit !(b - a > m) }'; then
+		echo "FAIL: $* → rc $rc (want $want), stderr: $(head -1 <<< "$out")"
+		fail=1
+	else
+		echo "ok   $* → rc $rc: $(head -1 <<< "$out")"
+	fi
+}
+b=$bindir/bloatmeter d=$bindir/bloatmeterd
+run 2 2 "unknown option" $b --bogus 127.0.0.1
+run 2 2 "invalid flow count" $b -P 0 127.0.0.1
+run 2 2 "invalid probe interval" $b -i abc 127.0.0.1
+run 2 2 "invalid --phases" $b --phases idle,idle 127.0.0.1
+run 2 2 "missing SERVER" $b
+run 2 2 "invalid --down-rate" $b lab --down-rate fast
+run 2 2 "invalid port" $d -p 70000
+run 2 2 "unexpected argument" $d extra
+run 0 2 "" $b -V
+run 0 2 "" $d -V
+if [ "$(id -u)" -eq 0 ]; then
+	ns=bmcli$$
+	ip netns add $ns
+	trap 'ip netns del $ns 2> /dev/null' EXIT
+	ip -n $ns link set lo up
+	x="ip netns exec $ns"
+	run 1 3 "cannot connect" $x $b -p 4999 127.0.0.1
+	run 1 3 "Network is unreachable" $x $b 198.18.200.1
+	run 1 3 "cannot resolve" $x $b no-such-host.invalid
+	$x "$bindir/hostile" --silent 4998 10 &
+	sleep 0.3
+	run 1 8 "no answer from the server: timed out" $x $b -p 4998 127.0.0.1
+	kill %1 2> /dev/null
+	wait
+else
+	run 1 3 "cannot connect" $b -p 1 127.0.0.1
+fi
+[ $fail -eq 0 ] && echo "PASS cli"
+exit $fail
