@@ -6,9 +6,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "client/clocksync.h"
 #include "common/clock.h"
 
-#define BUFFER_METHOD "p95 of queueing delay (RTT - idle min RTT) over the steady window; bytes = ms x IP-level goodput"
+static const char *const buffer_method[] = {
+	[DELAY_RTT] = "p95 of queueing delay (RTT - idle min RTT) over the steady window; bytes = ms x IP-level goodput",
+	[DELAY_UP] = "p95 of upstream one-way queueing delay (OWD - idle min OWD, clock offset and drift removed) over the steady window; bytes = ms x IP-level goodput",
+	[DELAY_DOWN] = "p95 of downstream one-way queueing delay (OWD - idle min OWD, clock offset and drift removed) over the steady window; bytes = ms x IP-level goodput",
+};
 
 /* Cumulative bytes at time t, interpolated; NAN outside the series. */
 static double bytes_at(const struct tput_rec *s, size_t n, int64_t t)
@@ -41,25 +46,36 @@ double analysis_rate_bps(const struct tput_rec *s, size_t n, int64_t from, int64
 	return (b - a) * 8.0 * NS_PER_SEC / (double)(to - from);
 }
 
+static double mean_of(const double *v, int n)
+{
+	double m = 0;
+
+	for (int i = 0; i < n; i++)
+		m += v[i] / n;
+	return m;
+}
+
 int64_t analysis_steady_start(const struct tput_rec *s, size_t n, int64_t from, int64_t to,
 			      int64_t iv, double tol)
 {
-	double r[ANALYSIS_STEADY_INTERVALS];
+	enum { W = ANALYSIS_STEADY_INTERVALS };
+	double g[W], ma[W];
 
 	for (int k = 0; from + (int64_t)(k + 1) * iv <= to; k++) {
-		double mean = 0;
+		double mean;
 		int stable = 1;
 
-		r[k % ANALYSIS_STEADY_INTERVALS] =
-			analysis_rate_bps(s, n, from + (int64_t)k * iv, from + (int64_t)(k + 1) * iv);
-		if (k + 1 < ANALYSIS_STEADY_INTERVALS)
+		g[k % W] = analysis_rate_bps(s, n, from + (int64_t)k * iv, from + (int64_t)(k + 1) * iv);
+		if (k + 1 < W)
 			continue;
-		for (int i = 0; i < ANALYSIS_STEADY_INTERVALS; i++)
-			mean += r[i] / ANALYSIS_STEADY_INTERVALS;
+		ma[(k + 1 - W) % W] = mean_of(g, W); /* moving average over the last W intervals */
+		if (k + 2 < 2 * W)
+			continue; /* need W moving averages */
+		mean = mean_of(ma, W);
 		if (isnan(mean) || mean <= 0)
 			continue;
-		for (int i = 0; i < ANALYSIS_STEADY_INTERVALS; i++)
-			if (fabs(r[i] - mean) > tol * mean)
+		for (int i = 0; i < W; i++)
+			if (fabs(ma[i] - mean) > tol * mean)
 				stable = 0;
 		if (stable)
 			return from + (int64_t)(k + 1) * iv;
@@ -165,21 +181,42 @@ void analysis_loss(const struct probe_rec *p, size_t n, uint64_t final_count, in
 				    ? 100.0 * down / ((double)ph->probes_sent - up) : NAN;
 }
 
-int analysis_buffer(const struct probe_rec *p, size_t n, int64_t from, int64_t to, double rtt0_ms,
-		    double ip_rate_bps, struct buffer_estimate *out)
+static double probe_delay_ms(const struct probe_rec *p, const struct delay_ref *ref)
+{
+	switch (ref->kind) {
+	case DELAY_UP:
+		return clocksync_owd_up(ref->sync, p) / 1e6;
+	case DELAY_DOWN:
+		return clocksync_owd_down(ref->sync, p) / 1e6;
+	case DELAY_RTT:
+		break;
+	}
+	return ns_to_ms(p->rtt_ns);
+}
+
+size_t analysis_queue_samples(const struct probe_rec *p, size_t n, int64_t from, int64_t to,
+			      const struct delay_ref *ref, double *q)
 {
 	size_t a, b, m = 0;
-	double *q;
 
-	memset(out, 0, sizeof(*out));
-	out->method = BUFFER_METHOD;
 	probe_range(p, n, from, to, &a, &b);
-	q = malloc((b - a + 1) * sizeof(*q));
-	if (q == NULL || isnan(rtt0_ms))
-		goto none;
 	for (size_t i = a; i < b; i++)
 		if (p[i].received)
-			q[m++] = ns_to_ms(p[i].rtt_ns) - rtt0_ms;
+			q[m++] = probe_delay_ms(&p[i], ref) - ref->base_ms;
+	return m;
+}
+
+int analysis_buffer(const struct probe_rec *p, size_t n, int64_t from, int64_t to,
+		    const struct delay_ref *ref, double ip_rate_bps, struct buffer_estimate *out)
+{
+	size_t m = 0;
+	double *q = malloc((n + 1) * sizeof(*q));
+
+	memset(out, 0, sizeof(*out));
+	out->method = buffer_method[ref->kind];
+	if (q == NULL || isnan(ref->base_ms))
+		goto none;
+	m = analysis_queue_samples(p, n, from, to, ref, q);
 	if (m == 0)
 		goto none;
 	stats_sort(q, m);
@@ -248,38 +285,134 @@ static void analysis_baseline(struct test_result *r, double *idle_p50)
 		if (r->probes[i].received &&
 		    (isnan(r->rtt0_ms) || ns_to_ms(r->probes[i].rtt_ns) < r->rtt0_ms))
 			r->rtt0_ms = ns_to_ms(r->probes[i].rtt_ns);
-	result_warn(r, "no idle phase: the baseline RTT is the minimum of the whole run");
+	result_warn(r, "no idle phase: the baseline RTT is the minimum of the whole run and one-way delays are unavailable");
 }
 
+static struct delay_ref delay_ref_for(const struct test_result *r, enum delay_kind oneway);
+
+static const struct phase_result *find_phase(const struct test_result *r, enum phase_kind k)
+{
+	for (int i = 0; i < r->nphases; i++)
+		if (r->phases[i].kind == k)
+			return &r->phases[i];
+	return NULL;
+}
+
+/* Minimum one-way delays (ms) of replies to probes sent in [from, to). */
+static void owd_minimum(const struct test_result *r, int64_t from, int64_t to, double *up,
+			double *down)
+{
+	*up = *down = NAN;
+	for (size_t i = 0; i < r->nprobes; i++) {
+		const struct probe_rec *p = &r->probes[i];
+		double u, d;
+
+		if (!p->received || p->send_ns < from || p->send_ns >= to)
+			continue;
+		u = clocksync_owd_up(&r->sync, p) / 1e6;
+		d = clocksync_owd_down(&r->sync, p) / 1e6;
+		if (isnan(*up) || u < *up)
+			*up = u;
+		if (isnan(*down) || d < *down)
+			*down = d;
+	}
+}
+
+/* Clock offset from the idle phase (before the load) and the drain after the last loaded
+ * phase (after it), then the one-way baselines. Leaves r->sync invalid, with a warning, when
+ * one-way delays cannot be trusted; the estimates then fall back to RTT. */
+static void analysis_sync(struct test_result *r)
+{
+	const struct phase_result *idle = find_phase(r, PHASE_IDLE);
+	int64_t last_end = INT64_MIN;
+
+	if (idle == NULL)
+		return; /* analysis_baseline already said so */
+	for (int i = 0; i < r->nphases; i++)
+		if (r->phases[i].kind != PHASE_IDLE && r->phases[i].end_ns > last_end)
+			last_end = r->phases[i].end_ns;
+	/* The drain after the load, once the queue has had half the gap to empty. */
+	if (last_end == INT64_MIN || clocksync_fit(r->probes, r->nprobes, idle->start_ns, idle->end_ns,
+				   last_end + (int64_t)(r->cfg.gap_s / 2 * NS_PER_SEC), INT64_MAX,
+				   &r->sync) < 0) {
+		memset(&r->sync, 0, sizeof(r->sync));
+		result_warn(r, "too few idle exchanges for clock sync: per-direction figures use RTT");
+		return;
+	}
+	if (!r->sync.drift_fitted)
+		result_warn(r, "no drain period after the load: clock drift is not corrected");
+	owd_minimum(r, idle->start_ns, idle->end_ns, &r->owd0_up_ms, &r->owd0_down_ms);
+}
+
+/* One-way queueing delay summaries of each phase's window. */
+static void analysis_oneway(struct test_result *r)
+{
+	double *q = malloc((r->nprobes + 1) * sizeof(*q));
+
+	if (q == NULL || !r->sync.valid) {
+		free(q);
+		return;
+	}
+	for (int i = 0; i < r->nphases; i++) {
+		struct phase_result *ph = &r->phases[i];
+		struct delay_ref up = delay_ref_for(r, DELAY_UP), down = delay_ref_for(r, DELAY_DOWN);
+		size_t m;
+
+		m = analysis_queue_samples(r->probes, r->nprobes, window_start(ph), ph->end_ns, &up, q);
+		(void)stats_summarize(q, m, &ph->q_up_ms);
+		m = analysis_queue_samples(r->probes, r->nprobes, window_start(ph), ph->end_ns, &down, q);
+		(void)stats_summarize(q, m, &ph->q_down_ms);
+	}
+	free(q);
+}
+
+/* The reference for a direction's queueing delay: one-way when the clocks are synced. */
+static struct delay_ref delay_ref_for(const struct test_result *r, enum delay_kind oneway)
+{
+	struct delay_ref ref = { DELAY_RTT, r->rtt0_ms, NULL };
+
+	if (r->sync.valid) {
+		ref.kind = oneway;
+		ref.base_ms = oneway == DELAY_UP ? r->owd0_up_ms : r->owd0_down_ms;
+		ref.sync = &r->sync;
+	}
+	return ref;
+}
+
+static void analysis_buffer_for(struct test_result *r, const struct phase_result *ph,
+				enum delay_kind dir, struct buffer_estimate *b)
+{
+	struct delay_ref ref = delay_ref_for(r, dir);
+	double rate = (dir == DELAY_DOWN ? ph->down_mbps : ph->up_mbps) * 1e6;
+
+	(void)analysis_buffer(r->probes, r->nprobes, window_start(ph), ph->end_ns, &ref,
+			      rate * (isnan(r->ip_overhead) ? 1.0 : r->ip_overhead), b);
+	b->phase = ph->kind;
+	b->lower_bound = !ph->saturated;
+}
+
+/* Download phase → downlink, upload phase → uplink; with one-way delays also both directions
+ * from the bidirectional phase. */
 static void analysis_buffers(struct test_result *r)
 {
 	for (int i = 0; i < r->nphases; i++) {
-		struct phase_result *ph = &r->phases[i];
-		struct buffer_estimate *b;
-		double rate;
+		const struct phase_result *ph = &r->phases[i];
 
-		if (ph->kind == PHASE_DOWNLOAD) {
-			b = &r->buffer_down;
-			rate = ph->down_mbps * 1e6;
-		} else if (ph->kind == PHASE_UPLOAD) {
-			b = &r->buffer_up;
-			rate = ph->up_mbps * 1e6;
-		} else {
-			continue;
+		if (ph->kind == PHASE_DOWNLOAD)
+			analysis_buffer_for(r, ph, DELAY_DOWN, &r->buffer_down);
+		else if (ph->kind == PHASE_UPLOAD)
+			analysis_buffer_for(r, ph, DELAY_UP, &r->buffer_up);
+		else if (ph->kind == PHASE_BIDIR && r->sync.valid) {
+			analysis_buffer_for(r, ph, DELAY_DOWN, &r->buffer_bidir_down);
+			analysis_buffer_for(r, ph, DELAY_UP, &r->buffer_bidir_up);
 		}
-		(void)analysis_buffer(r->probes, r->nprobes, window_start(ph), ph->end_ns, r->rtt0_ms,
-				      rate * (isnan(r->ip_overhead) ? 1.0 : r->ip_overhead), b);
-		b->phase = ph->kind;
-		b->lower_bound = !ph->saturated;
 	}
 }
 
 static void analysis_check_timestamps(struct test_result *r)
 {
-	size_t received = 0;
+	size_t received = result_replies(r);
 
-	for (size_t i = 0; i < r->nprobes; i++)
-		received += r->probes[i].received;
 	if (received > 0 && r->probes_kernel_ts * 2 < received)
 		result_warn(r, "most probe replies were timed in user space (no kernel timestamps)");
 }
@@ -299,6 +432,8 @@ void analysis_run(struct test_result *r)
 		analysis_loss(r->probes, r->nprobes, r->srv_probe_count, ph->start_ns, ph->end_ns, ph);
 	}
 	analysis_baseline(r, &idle_p50);
+	analysis_sync(r);
+	analysis_oneway(r);
 	for (int i = 0; i < r->nphases; i++) {
 		struct phase_result *ph = &r->phases[i];
 

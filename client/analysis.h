@@ -20,9 +20,12 @@ void analysis_run(struct test_result *r);
  * between samples). NAN if the series does not cover the interval. */
 double analysis_rate_bps(const struct tput_rec *s, size_t n, int64_t from, int64_t to);
 
-/* Saturation (the responsiveness draft's rule): the end of the first run of 4 consecutive
- * intervals of length iv, counted from `from`, whose goodputs are all within tol of their
- * mean. -1 if that never happens before `to`. */
+/* Saturation (the responsiveness draft's rule, with the largest deviation in place of the
+ * standard deviation): goodput over consecutive intervals of length iv from `from`, its moving
+ * average over the last 4 intervals, and saturation at the end of the first interval where
+ * the last 4 moving averages are all within tol of their mean (so at the earliest after 7
+ * intervals). The averaging matters: at long RTTs loss recovery makes in-order delivery to the
+ * receiver bursty at 100 ms scales even when the bottleneck is full. -1 if never before `to`. */
 int64_t analysis_steady_start(const struct tput_rec *s, size_t n, int64_t from, int64_t to,
 			      int64_t iv, double tol);
 
@@ -36,9 +39,23 @@ void analysis_loss(const struct probe_rec *p, size_t n, uint64_t final_count, in
 void analysis_rtt(const struct probe_rec *p, size_t n, int64_t from, int64_t to,
 		  struct stats_summary *out);
 
-/* Buffer estimate from the queueing delay q = RTT − rtt0 of probes sent in [from, to):
- * ms = p95 of q; bytes = ms × ip_rate. Returns 0, or -1 (out->valid = 0) without samples. */
-int analysis_buffer(const struct probe_rec *p, size_t n, int64_t from, int64_t to, double rtt0_ms,
-		    double ip_rate_bps, struct buffer_estimate *out);
+/* Which delay queueing delay is measured on: the round trip, or one way (clock sync needed). */
+enum delay_kind { DELAY_RTT = 0, DELAY_UP, DELAY_DOWN };
+
+struct delay_ref {
+	enum delay_kind kind;
+	double base_ms;                /* the delay's idle minimum */
+	const struct clock_fit *sync;  /* for DELAY_UP / DELAY_DOWN */
+};
+
+/* Queueing delays q = delay − base (ms) of replies to probes sent in [from, to), written to
+ * q (room for n values). Returns how many. */
+size_t analysis_queue_samples(const struct probe_rec *p, size_t n, int64_t from, int64_t to,
+			      const struct delay_ref *ref, double *q);
+
+/* Buffer estimate from the queueing delay of probes sent in [from, to): ms = p95 of q;
+ * bytes = ms × ip_rate. Returns 0, or -1 (out->valid = 0) without samples or baseline. */
+int analysis_buffer(const struct probe_rec *p, size_t n, int64_t from, int64_t to,
+		    const struct delay_ref *ref, double ip_rate_bps, struct buffer_estimate *out);
 
 #endif

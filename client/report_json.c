@@ -225,22 +225,13 @@ static json_object *json_cc(struct jb *b, const struct test_result *r)
 	return o;
 }
 
-static size_t replies_received(const struct test_result *r)
-{
-	size_t n = 0;
-
-	for (size_t i = 0; i < r->nprobes; i++)
-		n += r->probes[i].received != 0;
-	return n;
-}
-
 static json_object *json_timestamps(struct jb *b, const struct test_result *r)
 {
 	json_object *o = j_obj(b);
 
 	j_add(b, o, "server_udp", j_str(b, r->udp_server_ts));
 	j_add(b, o, "client_kernel_replies", j_int(b, (int64_t)r->probes_kernel_ts));
-	j_add(b, o, "replies", j_int(b, (int64_t)replies_received(r)));
+	j_add(b, o, "replies", j_int(b, (int64_t)result_replies(r)));
 	return o;
 }
 
@@ -250,7 +241,7 @@ static json_object *json_probe_totals(struct jb *b, const struct test_result *r)
 	json_object *o = j_obj(b);
 
 	j_add(b, o, "sent", j_int(b, (int64_t)r->nprobes));
-	j_add(b, o, "received", j_int(b, (int64_t)replies_received(r)));
+	j_add(b, o, "received", j_int(b, (int64_t)result_replies(r)));
 	j_add(b, o, "server_received", r->srv_probe_count ? j_int(b, (int64_t)r->srv_probe_count)
 							    : NULL);
 	return o;
@@ -267,6 +258,41 @@ static json_object *json_rtt(struct jb *b, const struct stats_summary *s)
 	j_add(b, o, "p90", j_num(b, s->n ? s->p90 : none, DEC_MS));
 	j_add(b, o, "p99", j_num(b, s->n ? s->p99 : none, DEC_MS));
 	j_add(b, o, "max", j_num(b, s->n ? s->max : none, DEC_MS));
+	return o;
+}
+
+/* One-way queueing delay summary of one direction; null without samples. */
+static json_object *json_queue(struct jb *b, const struct stats_summary *s)
+{
+	json_object *o;
+
+	if (s->n == 0)
+		return NULL;
+	o = j_obj(b);
+	j_add(b, o, "p50", j_num(b, s->p50, DEC_MS));
+	j_add(b, o, "p95", j_num(b, s->p95, DEC_MS));
+	j_add(b, o, "p99", j_num(b, s->p99, DEC_MS));
+	j_add(b, o, "max", j_num(b, s->max, DEC_MS));
+	j_add(b, o, "samples", j_int(b, (int64_t)s->n));
+	return o;
+}
+
+/* Clock sync behind the one-way delays, or null when it failed (figures then use RTT). */
+static json_object *json_sync(struct jb *b, const struct test_result *r)
+{
+	const struct clock_fit *f = &r->sync;
+	json_object *o;
+
+	if (!f->valid)
+		return NULL;
+	o = j_obj(b);
+	j_add(b, o, "drift_ppm", j_num(b, f->drift * 1e6, DEC_MS));
+	j_add(b, o, "drift_corrected", j_bool(b, f->drift_fitted));
+	j_add(b, o, "error_bound_ms", j_num(b, f->error_ns / 1e6, DEC_MS));
+	j_add(b, o, "exchanges_pre", j_int(b, (int64_t)f->n_pre));
+	j_add(b, o, "exchanges_post", j_int(b, (int64_t)f->n_post));
+	j_add(b, o, "owd0_ms", j_pair(b, "up", j_num(b, r->owd0_up_ms, DEC_MS), "down",
+				      j_num(b, r->owd0_down_ms, DEC_MS)));
 	return o;
 }
 
@@ -298,6 +324,10 @@ static json_object *json_phase(struct jb *b, const struct test_result *r,
 		     j_int(b, (int64_t)ph->probes_received)));
 	j_add(b, o, "latency_increase_ms",
 	      idle ? NULL : j_num(b, ph->latency_increase_ms, DEC_MS));
+	j_add(b, o, "queue_ms",
+	      r->sync.valid ? j_pair(b, "up", json_queue(b, &ph->q_up_ms), "down",
+				     json_queue(b, &ph->q_down_ms))
+			    : NULL);
 	return o;
 }
 
@@ -326,6 +356,20 @@ static json_object *json_buffer_est(struct jb *b, const struct buffer_estimate *
 	j_add(b, o, "q_p99_ms", j_num(b, e->q_p99_ms, DEC_MS));
 	j_add(b, o, "samples", j_int(b, (int64_t)e->samples));
 	j_add(b, o, "lower_bound", j_bool(b, e->lower_bound));
+	return o;
+}
+
+/* Download phase → downlink, upload phase → uplink; with clock sync also both directions
+ * measured in the bidirectional phase. */
+static json_object *json_buffers(struct jb *b, const struct test_result *r)
+{
+	json_object *o = j_pair(b, "download", json_buffer_est(b, &r->buffer_down), "upload",
+				json_buffer_est(b, &r->buffer_up));
+
+	if (r->buffer_bidir_down.valid || r->buffer_bidir_up.valid)
+		j_add(b, o, "bidirectional",
+		      j_pair(b, "down", json_buffer_est(b, &r->buffer_bidir_down), "up",
+			     json_buffer_est(b, &r->buffer_bidir_up)));
 	return o;
 }
 
@@ -457,10 +501,9 @@ json_object *report_json(const struct test_result *r)
 	j_add(&b, o, "rtt0_ms", j_num(&b, r->rtt0_ms, DEC_MS));
 	j_add(&b, o, "ip_overhead", j_num(&b, r->ip_overhead, DEC_RATIO));
 	j_add(&b, o, "mss", r->mss > 0 ? j_int(&b, r->mss) : NULL);
+	j_add(&b, o, "clock_sync", json_sync(&b, r));
 	j_add(&b, o, "phases", json_phases(&b, r));
-	j_add(&b, o, "buffer",
-	      j_pair(&b, "download", json_buffer_est(&b, &r->buffer_down), "upload",
-		     json_buffer_est(&b, &r->buffer_up)));
+	j_add(&b, o, "buffer", json_buffers(&b, r));
 	j_add(&b, o, "warnings", json_warnings(&b, r));
 	if (r->lab)
 		j_add(&b, o, "lab", json_lab(&b, r));

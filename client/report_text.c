@@ -64,15 +64,6 @@ static void put_cell(FILE *out, const char *s, int width)
 	fprintf(out, "%*s%s", width > chars ? width - chars : 0, "", s);
 }
 
-static size_t replies_received(const struct test_result *r)
-{
-	size_t n = 0;
-
-	for (size_t i = 0; i < r->nprobes; i++)
-		n += r->probes[i].received != 0;
-	return n;
-}
-
 static const char *cc_requested(const struct test_result *r)
 {
 	return r->cc.requested[0] ? r->cc.requested : r->cfg.cc;
@@ -102,7 +93,7 @@ static void describe_cc(const struct test_result *r, char *buf, size_t len)
 /* Which clock stamped the probe replies at each end. */
 static void describe_ts(const struct test_result *r, char *buf, size_t len)
 {
-	size_t n = replies_received(r), k = r->probes_kernel_ts;
+	size_t n = result_replies(r), k = r->probes_kernel_ts;
 	char srv[sizeof(r->udp_server_ts)];
 	int srv_kernel = strcmp(r->udp_server_ts, "kernel") == 0;
 
@@ -215,14 +206,21 @@ static void text_buffer_line(const struct test_result *r, const char *dir, enum 
 
 static void text_buffers(const struct test_result *r, FILE *out)
 {
-	char rtt0[64] = "the idle minimum RTT";
+	char base[128] = "the idle minimum RTT", err[16];
 
-	if (isfinite(r->rtt0_ms))
-		snprintf(rtt0, sizeof(rtt0), "the idle minimum RTT of %.2f ms", r->rtt0_ms);
+	if (r->sync.valid)
+		snprintf(base, sizeof(base), "the idle minimum one-way delay per direction, clocks "
+			 "synced to ±%s ms", num(r->sync.error_ns / 1e6, 3, err, sizeof(err)));
+	else if (isfinite(r->rtt0_ms))
+		snprintf(base, sizeof(base), "the idle minimum RTT of %.2f ms", r->rtt0_ms);
 	fprintf(out, "Buffer (queueing delay above %s: p95 over the steady window, × IP "
-		     "throughput):\n", rtt0);
+		     "throughput):\n", base);
 	text_buffer_line(r, "downlink", PHASE_DOWNLOAD, &r->buffer_down, out);
 	text_buffer_line(r, "uplink", PHASE_UPLOAD, &r->buffer_up, out);
+	if (r->buffer_bidir_down.valid)
+		text_buffer_line(r, "downlink", PHASE_BIDIR, &r->buffer_bidir_down, out);
+	if (r->buffer_bidir_up.valid)
+		text_buffer_line(r, "uplink", PHASE_BIDIR, &r->buffer_bidir_up, out);
 }
 
 static void text_warnings(const struct test_result *r, FILE *out)
@@ -269,6 +267,34 @@ static void text_lab(const struct test_result *r, FILE *out)
 		     out);
 }
 
+/* "p50 / p95" of a one-way queueing delay summary, or "-". */
+static const char *queue_cell(const struct stats_summary *s, char *buf, size_t len)
+{
+	char a[16], b[16];
+
+	if (s->n == 0)
+		snprintf(buf, len, "-");
+	else
+		snprintf(buf, len, "%s / %s", num(s->p50, 1, a, sizeof(a)), num(s->p95, 1, b, sizeof(b)));
+	return buf;
+}
+
+/* Where the queueing happened: one-way delays split it by direction (needs clock sync). */
+static void text_oneway(const struct test_result *r, FILE *out)
+{
+	if (!r->sync.valid)
+		return;
+	fprintf(out, "One-way queueing delay, ms (p50 / p95)      upstream    downstream\n");
+	for (int i = 0; i < r->nphases && i < PHASE_KINDS; i++) {
+		char up[40], down[40];
+
+		fprintf(out, "  %-15s %28s %13s\n", phase_name(r->phases[i].kind),
+			queue_cell(&r->phases[i].q_up_ms, up, sizeof(up)),
+			queue_cell(&r->phases[i].q_down_ms, down, sizeof(down)));
+	}
+	fputc('\n', out);
+}
+
 void report_text(const struct test_result *r, FILE *out)
 {
 	text_header(r, out);
@@ -276,6 +302,7 @@ void report_text(const struct test_result *r, FILE *out)
 	fputc('\n', out);
 	text_phases(r, out);
 	fputc('\n', out);
+	text_oneway(r, out);
 	text_buffers(r, out);
 	if (r->nwarnings > 0) {
 		fputc('\n', out);

@@ -24,6 +24,15 @@ void result_free(struct test_result *r)
 	r->down = r->up = NULL;
 }
 
+size_t result_replies(const struct test_result *r)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < r->nprobes; i++)
+		n += r->probes[i].received != 0;
+	return n;
+}
+
 void result_warn(struct test_result *r, const char *fmt, ...)
 {
 	va_list ap;

@@ -39,6 +39,19 @@ struct cc_report {
 	char server_error[96];
 };
 
+/* server_clock = client_clock + offset(t), offset(t) = offset_ns + drift × (t − t_ref_ns);
+ * estimated by client/clocksync.c. */
+struct clock_fit {
+	int valid;
+	int drift_fitted;        /* two windows were usable; else drift is 0 */
+	int64_t t_ref_ns;        /* client clock */
+	double offset_ns;
+	double drift;            /* ns per ns (1e-6 = 1 ppm) */
+	double error_ns;         /* bound from the asymmetry the method cannot see: half the
+				  * fastest RTTs */
+	size_t n_pre, n_post;    /* exchanges used from each window */
+};
+
 struct phase_result {
 	enum phase_kind kind;
 	int64_t start_ns, end_ns;      /* load (or idle) interval, client clock */
@@ -50,6 +63,8 @@ struct phase_result {
 	size_t lost_up, lost_down;
 	double loss_up_pct, loss_down_pct;
 	double latency_increase_ms;    /* rtt p50 − idle rtt p50 */
+	struct stats_summary q_up_ms;   /* one-way queueing delay, same window (n = 0: no sync) */
+	struct stats_summary q_down_ms;
 };
 
 /* Buffer estimate for one direction of the bottleneck. */
@@ -87,7 +102,12 @@ struct test_result {
 	struct phase_result phases[PHASE_KINDS];
 	int nphases;
 	double rtt0_ms;                /* idle minimum RTT (baseline) */
+	struct clock_fit sync;         /* clock offset for one-way delays */
+	double owd0_up_ms, owd0_down_ms; /* idle minimum one-way delays (baselines) */
 	struct buffer_estimate buffer_down, buffer_up;
+	/* Per direction from the bidirectional phase, where only one-way delays separate the
+	 * two queues (valid only with clock sync). */
+	struct buffer_estimate buffer_bidir_down, buffer_bidir_up;
 
 	char warnings[16][192];
 	int nwarnings;
@@ -98,6 +118,8 @@ struct test_result {
 
 void result_init(struct test_result *r, const struct client_config *cfg);
 void result_free(struct test_result *r);
+/* Probes that got a valid reply. */
+size_t result_replies(const struct test_result *r);
 /* Adds a one-sentence warning shown in text and JSON output. */
 void result_warn(struct test_result *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
