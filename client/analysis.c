@@ -6,7 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "client/bootstrap.h"
 #include "client/clocksync.h"
+#include "client/droppattern.h"
 #include "common/clock.h"
 
 static const char *const buffer_method[] = {
@@ -115,63 +117,26 @@ void analysis_rtt(const struct probe_rec *p, size_t n, int64_t from, int64_t to,
 	free(v);
 }
 
-/* Upstream share of the losses between two received replies s1 < s2 (s1 = -1: start;
- * s2 = n: end, with the server's final count). The server received c2 - c1 of the s2 - s1
- * requests numbered s1+1..s2, so (s2 - s1) - (c2 - c1) of them were lost upstream. */
-static double gap_up_share(long s1, uint64_t c1, long s2, uint64_t c2)
-{
-	double lost = (double)(s2 - s1 - 1);
-	double up = (double)(s2 - s1) - ((double)c2 - (double)c1);
-
-	if (lost <= 0)
-		return 0;
-	if (up < 0) /* reordering or duplicates: clamp */
-		up = 0;
-	if (up > lost)
-		up = lost;
-	return up / lost;
-}
-
 void analysis_loss(const struct probe_rec *p, size_t n, uint64_t final_count, int64_t from,
 		   int64_t to, struct phase_result *ph)
 {
+	double up = 0, down = 0, *share = malloc((n + 1) * sizeof(*share));
 	size_t a, b;
-	double up = 0, down = 0;
-	long prev = -1;
-	uint64_t prev_count = 0;
 
 	probe_range(p, n, from, to, &a, &b);
 	ph->probes_sent = b - a;
 	ph->probes_received = 0;
-	for (size_t i = 0; i < n && i < b; i++) {
-		long next;
-		uint64_t next_count;
-		double share;
-
+	if (share)
+		droppattern_shares(p, n, final_count, share);
+	for (size_t i = a; i < b; i++) {
 		if (p[i].received) {
-			prev = (long)i;
-			prev_count = p[i].srv_count;
-			ph->probes_received += i >= a;
+			ph->probes_received++;
 			continue;
 		}
-		/* Find the gap's far end once, then account for every lost probe in it. */
-		next = (long)i;
-		while ((size_t)next < n && !p[next].received)
-			next++;
-		if ((size_t)next < n)
-			next_count = p[next].srv_count;
-		else
-			next_count = final_count ? final_count + 1 : prev_count + 1;
-		share = (size_t)next < n || final_count ? gap_up_share(prev, prev_count, next, next_count)
-							: 1.0; /* unknown: blame upstream */
-		for (size_t j = i; j < (size_t)next && j < b; j++) {
-			if (j < a)
-				continue;
-			up += share;
-			down += 1 - share;
-		}
-		i = (size_t)next - 1;
+		up += share ? share[i] : 1.0;
+		down += share ? 1 - share[i] : 0.0;
 	}
+	free(share);
 	/* Round the total, then split it, so fractional shares never count a probe twice. */
 	ph->lost_up = (size_t)llround(up);
 	ph->lost_down = (size_t)llround(up + down) - ph->lost_up;
@@ -206,6 +171,28 @@ size_t analysis_queue_samples(const struct probe_rec *p, size_t n, int64_t from,
 	return m;
 }
 
+/* 95 % interval of the p95 by moving-block bootstrap with ~1 s blocks (a CUBIC sawtooth
+ * spans seconds, so blocks keep its correlation). Bytes follow at the same rate. */
+static void analysis_buffer_ci(const double *q, size_t m, int64_t span_ns, double ip_rate_bps,
+			       struct buffer_estimate *out)
+{
+	size_t block = span_ns > 0 ? (size_t)llround((double)m * NS_PER_SEC / (double)span_ns) : 0;
+	double lo, hi, mid;
+
+	if (block == 0)
+		block = 1;
+	if (bootstrap_percentile_ci(q, m, block, ANALYSIS_BUFFER_PERCENTILE, 400, 0.95,
+				    0x626c6f61746d6574ULL ^ m, &lo, &hi) < 0)
+		return;
+	out->has_ci = 1;
+	out->ci_low_ms = lo < 0 ? 0 : lo;
+	out->ci_high_ms = hi < 0 ? 0 : hi;
+	out->ci_low_bytes = isnan(ip_rate_bps) ? NAN : out->ci_low_ms / 1000.0 * ip_rate_bps / 8.0;
+	out->ci_high_bytes = isnan(ip_rate_bps) ? NAN : out->ci_high_ms / 1000.0 * ip_rate_bps / 8.0;
+	mid = stats_percentile(q, m, ANALYSIS_BUFFER_PERCENTILE);
+	out->unstable = (out->ci_high_ms - out->ci_low_ms) / 2 > 0.2 * fabs(mid);
+}
+
 int analysis_buffer(const struct probe_rec *p, size_t n, int64_t from, int64_t to,
 		    const struct delay_ref *ref, double ip_rate_bps, struct buffer_estimate *out)
 {
@@ -219,6 +206,7 @@ int analysis_buffer(const struct probe_rec *p, size_t n, int64_t from, int64_t t
 	m = analysis_queue_samples(p, n, from, to, ref, q);
 	if (m == 0)
 		goto none;
+	analysis_buffer_ci(q, m, to - from, ip_rate_bps, out); /* needs time order: before sorting */
 	stats_sort(q, m);
 	out->valid = 1;
 	out->samples = m;
@@ -389,6 +377,14 @@ static void analysis_buffer_for(struct test_result *r, const struct phase_result
 			      rate * (isnan(r->ip_overhead) ? 1.0 : r->ip_overhead), b);
 	b->phase = ph->kind;
 	b->lower_bound = !ph->saturated;
+	/* A managed queue: the link is full but the queue stays short while packets are still
+	 * dropped (probes lost or TCP retransmitting) — the physical buffer is not observable. */
+	if (b->valid && ph->saturated && b->ms < 30) {
+		int64_t retrans = dir == DELAY_DOWN ? ph->retrans_down : ph->retrans_up;
+		size_t lost = dir == DELAY_DOWN ? ph->lost_down : ph->lost_up;
+
+		b->managed = retrans > 0 || lost > 0;
+	}
 }
 
 /* Download phase → downlink, upload phase → uplink; with one-way delays also both directions
@@ -407,6 +403,145 @@ static void analysis_buffers(struct test_result *r)
 			analysis_buffer_for(r, ph, DELAY_UP, &r->buffer_bidir_up);
 		}
 	}
+}
+
+/* Per-probe queueing delay (ms) in one direction: one-way with clock sync, else RTT − rtt0
+ * for both directions. NAN for lost probes. */
+static void direction_q(const struct test_result *r, int upstream, double *q)
+{
+	struct delay_ref ref = delay_ref_for(r, upstream ? DELAY_UP : DELAY_DOWN);
+
+	for (size_t i = 0; i < r->nprobes; i++)
+		q[i] = r->probes[i].received ? probe_delay_ms(&r->probes[i], &ref) - ref.base_ms : NAN;
+}
+
+/* The direction's queueing delay summary in a phase's window. */
+static const struct stats_summary *phase_q(const struct phase_result *ph, int upstream,
+					   struct stats_summary *rtt_q, double rtt0)
+{
+	if (ph->q_up_ms.n > 0 || ph->q_down_ms.n > 0)
+		return upstream ? &ph->q_up_ms : &ph->q_down_ms;
+	*rtt_q = ph->rtt_ms; /* no one-way delays: the round trip, both directions alike */
+	rtt_q->p95 -= rtt0;
+	rtt_q->p99 -= rtt0;
+	return rtt_q;
+}
+
+/* Loss structure and class of both directions in every phase. */
+static void analysis_patterns(struct test_result *r)
+{
+	double *share = malloc((r->nprobes + 1) * sizeof(*share));
+	double *q = malloc((r->nprobes + 1) * sizeof(*q));
+	const struct phase_result *idle = find_phase(r, PHASE_IDLE);
+
+	if (share == NULL || q == NULL)
+		goto out;
+	droppattern_shares(r->probes, r->nprobes, r->srv_probe_count, share);
+	for (int up = 0; up <= 1; up++) {
+		direction_q(r, up, q);
+		for (int i = 0; i < r->nphases; i++) {
+			struct phase_result *ph = &r->phases[i];
+			struct loss_pattern *lp = up ? &ph->loss_up : &ph->loss_down;
+			struct stats_summary tmp;
+			const struct stats_summary *qs = phase_q(ph, up, &tmp, r->rtt0_ms);
+			struct droppattern_context ctx = {
+				.loaded = ph->kind != PHASE_IDLE,
+				.interval_ms = r->cfg.interval_ms,
+				.loss_pct = up ? ph->loss_up_pct : ph->loss_down_pct,
+				.idle_loss_pct = idle ? (up ? idle->loss_up_pct : idle->loss_down_pct) : NAN,
+				.q_p95_ms = qs->n ? qs->p95 : NAN,
+				.q_p99_ms = qs->n ? qs->p99 : NAN,
+			};
+
+			droppattern_measure(r->probes, r->nprobes, share, up, ph->start_ns, ph->end_ns, q, lp);
+			droppattern_classify(lp, &ctx);
+		}
+	}
+out:
+	free(share);
+	free(q);
+}
+
+/* How long after the load stopped the RTT came back near idle: the first probe from which
+ * 5 consecutive replies stay within the idle p99 + 1 ms. NAN if not before the next phase. */
+static void analysis_recovery(struct test_result *r)
+{
+	const struct phase_result *idle = find_phase(r, PHASE_IDLE);
+	double limit = idle && idle->rtt_ms.n ? idle->rtt_ms.p99 + 1.0 : NAN;
+
+	for (int i = 0; i < r->nphases; i++) {
+		struct phase_result *ph = &r->phases[i];
+		int64_t until = i + 1 < r->nphases ? r->phases[i + 1].start_ns : INT64_MAX;
+		size_t a, b, good = 0, run_start = 0;
+
+		ph->recovery_ms = NAN;
+		if (ph->kind == PHASE_IDLE || isnan(limit))
+			continue;
+		probe_range(r->probes, r->nprobes, ph->end_ns, until, &a, &b);
+		for (size_t k = a; k < b; k++) {
+			if (!r->probes[k].received)
+				continue;
+			if (ns_to_ms(r->probes[k].rtt_ns) > limit) {
+				good = 0;
+				continue;
+			}
+			if (good++ == 0)
+				run_start = k;
+			if (good == 5) {
+				ph->recovery_ms = ns_to_ms(r->probes[run_start].send_ns - ph->end_ns);
+				break;
+			}
+		}
+	}
+}
+
+/* DSLReports bands on latency increase: A+ < 5 ms, A < 30, B < 60, C < 200, D < 400, F. */
+const char *analysis_grade(double increase_ms)
+{
+	if (isnan(increase_ms))
+		return NULL;
+	if (increase_ms < 5)
+		return "A+";
+	if (increase_ms < 30)
+		return "A";
+	if (increase_ms < 60)
+		return "B";
+	if (increase_ms < 200)
+		return "C";
+	if (increase_ms < 400)
+		return "D";
+	return "F";
+}
+
+/* Per phase; per direction from the download and upload phases; overall from the worse. */
+static void analysis_grades(struct test_result *r)
+{
+	double worst = NAN;
+
+	for (int i = 0; i < r->nphases; i++) {
+		struct phase_result *ph = &r->phases[i];
+
+		ph->grade = ph->kind == PHASE_IDLE ? NULL : analysis_grade(ph->latency_increase_ms);
+		if (ph->kind == PHASE_DOWNLOAD)
+			r->grade_down = ph->grade;
+		if (ph->kind == PHASE_UPLOAD)
+			r->grade_up = ph->grade;
+		if (ph->kind != PHASE_IDLE && !isnan(ph->latency_increase_ms) &&
+		    (isnan(worst) || ph->latency_increase_ms > worst))
+			worst = ph->latency_increase_ms;
+	}
+	r->grade_overall = analysis_grade(worst);
+}
+
+/* SQM/cake users shape a little below the bottleneck so the queue forms in their own, managed
+ * router instead: 90 % of the measured IP-level rate of each direction. */
+static void analysis_advice(struct test_result *r)
+{
+	double ovh = isnan(r->ip_overhead) ? 1.0 : r->ip_overhead;
+	const struct phase_result *d = find_phase(r, PHASE_DOWNLOAD), *u = find_phase(r, PHASE_UPLOAD);
+
+	r->shaper_down_mbps = d ? 0.9 * d->down_mbps * ovh : NAN;
+	r->shaper_up_mbps = u ? 0.9 * u->up_mbps * ovh : NAN;
 }
 
 static void analysis_check_timestamps(struct test_result *r)
@@ -441,5 +576,9 @@ void analysis_run(struct test_result *r)
 						  ? NAN : ph->rtt_ms.p50 - idle_p50;
 	}
 	analysis_buffers(r);
+	analysis_patterns(r);
+	analysis_recovery(r);
+	analysis_grades(r);
+	analysis_advice(r);
 	analysis_check_timestamps(r);
 }

@@ -13,6 +13,9 @@
 #define ANALYSIS_STEADY_INTERVALS 4
 #define ANALYSIS_BUFFER_PERCENTILE 95.0
 
+/* DSLReports grade of a latency increase (static string), NULL for NAN. */
+const char *analysis_grade(double increase_ms);
+
 /* Fills phases[], rtt0_ms, buffer_down/up and warnings from the raw series. */
 void analysis_run(struct test_result *r);
 

@@ -13,7 +13,11 @@
 
 #include "client/analysis.h"
 #include "client/config.h"
+#include "client/flent.h"
+#include "client/history.h"
+#include "client/html.h"
 #include "client/lab.h"
+#include "client/prom.h"
 #include "client/report.h"
 #include "client/result.h"
 #include "client/test.h"
@@ -23,6 +27,7 @@
 enum {
 	OPT_PHASES = 256, OPT_CC, OPT_JSON, OPT_IDLE, OPT_GAP, OPT_PROBE_SIZE,
 	OPT_DOWN_RATE, OPT_UP_RATE, OPT_DOWN_BUF, OPT_UP_BUF, OPT_IPV6, OPT_DAEMON,
+	OPT_LOG, OPT_PROM, OPT_HTML, OPT_FLENT,
 };
 
 static void cli_usage(FILE *f)
@@ -43,6 +48,10 @@ static void cli_usage(FILE *f)
 		"      --probe-size BYTES UDP probe size, 64-1400 (default 100)\n"
 		"  -J, --json-stdout      print the JSON report instead of text\n"
 		"      --json FILE        also write the JSON report to FILE\n"
+		"      --log FILE         append one compact JSON line per run (history)\n"
+		"      --prometheus FILE  write a node_exporter textfile (atomically)\n"
+		"      --html FILE        write a self-contained HTML report with charts\n"
+		"      --flent FILE       write a flent data file (.flent.gz) flent can plot\n"
 		"  -q, --quiet            no text output\n"
 		"  -v, --verbose          more logging\n"
 		"  -h, --help             this help;  -V, --version  print the version\n"
@@ -121,6 +130,18 @@ static int cli_common_opt(int c, struct client_config *cfg)
 	case OPT_JSON:
 		cfg->json_file = optarg;
 		return 1;
+	case OPT_LOG:
+		cfg->log_file = optarg;
+		return 1;
+	case OPT_PROM:
+		cfg->prom_file = optarg;
+		return 1;
+	case OPT_HTML:
+		cfg->html_file = optarg;
+		return 1;
+	case OPT_FLENT:
+		cfg->flent_file = optarg;
+		return 1;
 	case 'q':
 		cfg->quiet = 1;
 		return 1;
@@ -143,6 +164,10 @@ static const struct option cli_opts[] = {
 	{ "probe-size", required_argument, NULL, OPT_PROBE_SIZE },
 	{ "json-stdout", no_argument, NULL, 'J' },
 	{ "json", required_argument, NULL, OPT_JSON },
+	{ "log", required_argument, NULL, OPT_LOG },
+	{ "prometheus", required_argument, NULL, OPT_PROM },
+	{ "html", required_argument, NULL, OPT_HTML },
+	{ "flent", required_argument, NULL, OPT_FLENT },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
@@ -231,6 +256,14 @@ static int cli_output(const struct test_result *res)
 	int rc = 0;
 
 	if (cfg->json_file && report_json_write(res, cfg->json_file) < 0)
+		rc = 1;
+	if (cfg->log_file && history_append(res, cfg->log_file) < 0)
+		rc = 1;
+	if (cfg->prom_file && prom_write(res, cfg->prom_file) < 0)
+		rc = 1;
+	if (cfg->html_file && html_write(res, cfg->html_file) < 0)
+		rc = 1;
+	if (cfg->flent_file && flent_write(res, cfg->flent_file) < 0)
 		rc = 1;
 	if (cfg->json_stdout) {
 		if (report_json_write(res, "-") < 0)

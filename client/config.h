@@ -22,6 +22,10 @@ struct client_config {
 	char cc[16];              /* congestion control for load flows */
 	int json_stdout;          /* -J */
 	const char *json_file;    /* --json FILE */
+	const char *log_file;     /* --log FILE: JSONL history */
+	const char *prom_file;    /* --prometheus FILE */
+	const char *html_file;    /* --html FILE */
+	const char *flent_file;   /* --flent FILE */
 	int quiet;                /* -q */
 	int verbose;
 };

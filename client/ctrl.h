@@ -26,6 +26,7 @@ struct ctrl_stats {
 	uint64_t down_tx_bytes;
 	uint64_t udp_rx;
 	int64_t cc_failures;
+	uint64_t down_retrans;  /* retransmissions of the server's download flows (0 if absent) */
 	int final;
 };
 

@@ -29,14 +29,23 @@ struct load {
 	int n;
 	int open;
 	uint64_t down_bytes;
+	uint64_t up_retrans_closed;
 	struct load_info info;
 	uint8_t buf[LOAD_CHUNK]; /* upload payload (random) and download scratch */
 };
 
 static void load_flow_close(struct load_flow *f)
 {
+	struct sock_tcp_stats ti;
+
 	if (f->fd < 0)
 		return;
+	if (f->up && sock_tcp_info(f->fd, &ti) == 0)
+		f->l->up_retrans_closed += ti.total_retrans;
+	/* Without this the kernel keeps sending what the socket buffered after the phase ends,
+	 * and the drain gap would time our own backlog instead of the network's recovery. */
+	if (f->up && sock_set_abortive_close(f->fd) < 0)
+		log_debug("SO_LINGER: %s", strerror(errno));
 	if (f->ev) {
 		event_free(f->ev);
 		f->ev = NULL;
@@ -222,6 +231,17 @@ uint64_t load_down_bytes(const struct load *l)
 int load_open_flows(const struct load *l)
 {
 	return l->open;
+}
+
+uint64_t load_up_retrans(const struct load *l)
+{
+	uint64_t n = l->up_retrans_closed;
+	struct sock_tcp_stats ti;
+
+	for (int i = 0; i < l->n; i++)
+		if (l->flows[i].up && l->flows[i].fd >= 0 && sock_tcp_info(l->flows[i].fd, &ti) == 0)
+			n += ti.total_retrans;
+	return n;
 }
 
 void load_tune(struct load *l)

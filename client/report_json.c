@@ -3,13 +3,12 @@
 #include "client/report.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
+#include "common/fileio.h"
 #include "common/log.h"
 #include "common/util.h"
 
@@ -66,39 +65,6 @@ static json_object *j_bool(struct jb *b, int v)
 	return jb_check(b, json_object_new_boolean(v != 0));
 }
 
-/* Formats v rounded to dec decimals with trailing zeros trimmed. Returns the rounded value.
- * The caller has checked v is finite. */
-static double num_format(double v, int dec, char *buf, size_t len)
-{
-	double rv = v;
-	char *p;
-
-	if (fabs(v) >= 1e15) {
-		/* too large for fixed decimals (and v × 10^dec could overflow) */
-		snprintf(buf, len, "%.17g", v);
-	} else {
-		double scale = pow(10.0, dec);
-
-		rv = round(v * scale) / scale;
-		if (rv == 0.0)
-			rv = 0.0; /* no "-0" */
-		snprintf(buf, len, "%.*f", dec, rv);
-		if (dec > 0 && strpbrk(buf, ".,") != NULL) {
-			size_t n = strlen(buf);
-
-			while (n > 0 && buf[n - 1] == '0')
-				buf[--n] = '\0';
-			if (n > 0 && (buf[n - 1] == '.' || buf[n - 1] == ','))
-				buf[--n] = '\0';
-		}
-	}
-	/* A decimal comma from LC_NUMERIC would make invalid JSON. */
-	for (p = buf; *p; p++)
-		if (*p == ',')
-			*p = '.';
-	return rv;
-}
-
 /* A number with dec decimals (an integer when dec is 0); JSON null when NAN or infinite. */
 static json_object *j_num(struct jb *b, double v, int dec)
 {
@@ -107,7 +73,7 @@ static json_object *j_num(struct jb *b, double v, int dec)
 
 	if (!isfinite(v))
 		return NULL;
-	rv = num_format(v, dec, buf, sizeof(buf));
+	rv = util_format_decimal(v, dec, buf, sizeof(buf));
 	if (dec == 0 && fabs(rv) < 9e18)
 		return j_int(b, (int64_t)rv);
 	return jb_check(b, json_object_new_double_s(rv, buf));
@@ -161,7 +127,7 @@ static json_object *j_row(struct jb *b, const struct cell *c, int n)
 	text[o++] = '[';
 	for (int i = 0; i < n && i < 4; i++) {
 		if (isfinite(c[i].v))
-			(void)num_format(c[i].v, c[i].dec, num, sizeof(num));
+			(void)util_format_decimal(c[i].v, c[i].dec, num, sizeof(num));
 		else
 			strcpy(num, "null");
 		o += (size_t)snprintf(text + o, sizeof(text) - o, "%s%s", i ? "," : "", num);
@@ -277,6 +243,25 @@ static json_object *json_queue(struct jb *b, const struct stats_summary *s)
 	return o;
 }
 
+/* One direction's drop pattern: RFC 3357 periods and distances, Gilbert p/r, class. */
+static json_object *json_loss_pattern(struct jb *b, const struct loss_pattern *lp)
+{
+	json_object *o = j_obj(b);
+
+	j_add(b, o, "class", j_str(b, lp->cls ? lp->cls : "none"));
+	j_add(b, o, "confidence", j_num(b, lp->confidence, DEC_RATIO));
+	j_add(b, o, "evidence", j_str(b, lp->evidence));
+	j_add(b, o, "lost", j_int(b, (int64_t)lp->lost));
+	j_add(b, o, "periods", j_int(b, (int64_t)lp->periods));
+	j_add(b, o, "mean_period", j_num(b, lp->periods ? lp->mean_period : NAN, DEC_RATIO));
+	j_add(b, o, "max_period", j_int(b, (int64_t)lp->max_period));
+	j_add(b, o, "mean_distance", j_num(b, lp->mean_distance, DEC_RATIO));
+	j_add(b, o, "gilbert_p", j_num(b, lp->gilbert_p, DEC_RATIO));
+	j_add(b, o, "gilbert_r", j_num(b, lp->gilbert_r, DEC_RATIO));
+	j_add(b, o, "q_before_loss_ms", j_num(b, lp->q_before_ms, DEC_MS));
+	return o;
+}
+
 /* Clock sync behind the one-way delays, or null when it failed (figures then use RTT). */
 static json_object *json_sync(struct jb *b, const struct test_result *r)
 {
@@ -328,6 +313,14 @@ static json_object *json_phase(struct jb *b, const struct test_result *r,
 	      r->sync.valid ? j_pair(b, "up", json_queue(b, &ph->q_up_ms), "down",
 				     json_queue(b, &ph->q_down_ms))
 			    : NULL);
+	j_add(b, o, "loss_pattern",
+	      j_pair(b, "up", json_loss_pattern(b, &ph->loss_up), "down",
+		     json_loss_pattern(b, &ph->loss_down)));
+	j_add(b, o, "recovery_ms", idle ? NULL : j_num(b, ph->recovery_ms, DEC_MS));
+	j_add(b, o, "retransmits",
+	      j_pair(b, "up", ph->retrans_up >= 0 ? j_int(b, ph->retrans_up) : NULL, "down",
+		     ph->retrans_down >= 0 ? j_int(b, ph->retrans_down) : NULL));
+	j_add(b, o, "grade", ph->grade ? j_str(b, ph->grade) : NULL);
 	return o;
 }
 
@@ -356,6 +349,25 @@ static json_object *json_buffer_est(struct jb *b, const struct buffer_estimate *
 	j_add(b, o, "q_p99_ms", j_num(b, e->q_p99_ms, DEC_MS));
 	j_add(b, o, "samples", j_int(b, (int64_t)e->samples));
 	j_add(b, o, "lower_bound", j_bool(b, e->lower_bound));
+	j_add(b, o, "ci95_ms", e->has_ci ? j_pair(b, "low", j_num(b, e->ci_low_ms, DEC_MS), "high",
+						 j_num(b, e->ci_high_ms, DEC_MS))
+					 : NULL);
+	j_add(b, o, "ci95_bytes",
+	      e->has_ci ? j_pair(b, "low", j_num(b, e->ci_low_bytes, DEC_INT), "high",
+				 j_num(b, e->ci_high_bytes, DEC_INT))
+			: NULL);
+	j_add(b, o, "unstable", j_bool(b, e->unstable));
+	j_add(b, o, "managed_queue", j_bool(b, e->managed));
+	return o;
+}
+
+static json_object *json_grades(struct jb *b, const struct test_result *r)
+{
+	json_object *o = j_obj(b);
+
+	j_add(b, o, "down", r->grade_down ? j_str(b, r->grade_down) : NULL);
+	j_add(b, o, "up", r->grade_up ? j_str(b, r->grade_up) : NULL);
+	j_add(b, o, "overall", r->grade_overall ? j_str(b, r->grade_overall) : NULL);
 	return o;
 }
 
@@ -504,6 +516,10 @@ json_object *report_json(const struct test_result *r)
 	j_add(&b, o, "clock_sync", json_sync(&b, r));
 	j_add(&b, o, "phases", json_phases(&b, r));
 	j_add(&b, o, "buffer", json_buffers(&b, r));
+	j_add(&b, o, "grade", json_grades(&b, r));
+	j_add(&b, o, "shaper_advice_mbps",
+	      j_pair(&b, "down", j_num(&b, r->shaper_down_mbps, DEC_MBPS), "up",
+		     j_num(&b, r->shaper_up_mbps, DEC_MBPS)));
 	j_add(&b, o, "warnings", json_warnings(&b, r));
 	if (r->lab)
 		j_add(&b, o, "lab", json_lab(&b, r));
@@ -513,22 +529,6 @@ json_object *report_json(const struct test_result *r)
 		return NULL;
 	}
 	return o;
-}
-
-static int write_all(int fd, const char *p, size_t n)
-{
-	while (n > 0) {
-		ssize_t w = write(fd, p, n);
-
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
 }
 
 static int write_stdout(const char *s, size_t len)
@@ -541,62 +541,23 @@ static int write_stdout(const char *s, size_t len)
 	return 0;
 }
 
-/* Creates "<path>.tmp<random>" exclusively. Not mkstemp: that forces mode 0600, while a
- * report should get the usual 0666 & ~umask (and reading the umask is racy with threads). */
-static int open_temp(const char *path, char *tmp, size_t len)
-{
-	for (int tries = 0; tries < 8; tries++) {
-		uint32_t rnd;
-		int fd;
-
-		if (util_random(&rnd, sizeof(rnd)) < 0) {
-			errno = EIO;
-			return -1;
-		}
-		if ((size_t)snprintf(tmp, len, "%s.tmp%08" PRIx32, path, rnd) >= len) {
-			errno = ENAMETOOLONG;
-			return -1;
-		}
-		fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-		if (fd >= 0 || errno != EEXIST)
-			return fd;
-	}
-	return -1;
-}
-
-/* Writes beside path, then renames: readers see the old report or the whole new one. */
+/* Writes the pretty JSON plus a final newline atomically. */
 static int write_file(const char *path, const char *s, size_t len)
 {
-	size_t tlen = strlen(path) + 16;
-	char *tmp = malloc(tlen);
-	int fd, err;
+	char *buf = malloc(len + 1);
+	int rc;
 
-	if (tmp == NULL) {
+	if (buf == NULL) {
 		log_error("cannot write the JSON report %s: out of memory", path);
 		return -1;
 	}
-	if ((fd = open_temp(path, tmp, tlen)) < 0) {
-		log_error("cannot create a temporary file for the JSON report %s: %s", path,
-			  strerror(errno));
-		free(tmp);
-		return -1;
-	}
-	if (write_all(fd, s, len) < 0 || write_all(fd, "\n", 1) < 0 || fsync(fd) < 0)
-		goto fail;
-	err = close(fd);
-	fd = -1;
-	if (err < 0 || rename(tmp, path) < 0)
-		goto fail;
-	free(tmp);
-	return 0;
-fail:
-	err = errno;
-	if (fd >= 0)
-		(void)close(fd);
-	(void)unlink(tmp);
-	log_error("cannot write the JSON report %s: %s", path, strerror(err));
-	free(tmp);
-	return -1;
+	memcpy(buf, s, len);
+	buf[len] = '\n';
+	rc = fileio_write_atomic(path, buf, len + 1);
+	if (rc < 0)
+		log_error("cannot write the JSON report %s: %s", path, strerror(errno));
+	free(buf);
+	return rc;
 }
 
 int report_json_write(const struct test_result *r, const char *path)

@@ -186,7 +186,7 @@ static int ran_phase(const struct test_result *r, enum phase_kind k)
 static void text_buffer_line(const struct test_result *r, const char *dir, enum phase_kind k,
 			     const struct buffer_estimate *b, FILE *out)
 {
-	char ms[16], bytes[24], p50[16], p99[16];
+	char ms[16], bytes[24], p50[16], p99[16], lo[16], hi[16], ci[64] = "";
 	const char *why = "no probe replies in the window";
 
 	if (!b->valid) {
@@ -197,11 +197,17 @@ static void text_buffer_line(const struct test_result *r, const char *dir, enum 
 		fprintf(out, "  %-9s not measured (%s)\n", dir, why);
 		return;
 	}
-	fprintf(out, "  %-9s %s%s ms ≈ %s   (%s phase, %zu samples; p50 %s ms, p99 %s ms%s)\n", dir,
-		b->lower_bound ? "≥ " : "", num(b->ms, 1, ms, sizeof(ms)),
+	if (b->has_ci)
+		snprintf(ci, sizeof(ci), " [95 %% CI %s–%s%s]", num(b->ci_low_ms, 1, lo, sizeof(lo)),
+			 num(b->ci_high_ms, 1, hi, sizeof(hi)), b->unstable ? ", unstable" : "");
+	fprintf(out, "  %-9s %s%s ms%s ≈ %s   (%s phase, %zu samples; p50 %s ms, p99 %s ms%s)\n", dir,
+		b->lower_bound ? "≥ " : "", num(b->ms, 1, ms, sizeof(ms)), ci,
 		human_bytes(b->bytes, bytes, sizeof(bytes)), phase_name(b->phase), b->samples,
 		num(b->q_p50_ms, 1, p50, sizeof(p50)), num(b->q_p99_ms, 1, p99, sizeof(p99)),
 		b->lower_bound ? "; lower bound: the load never saturated" : "");
+	if (b->managed)
+		fprintf(out, "  %-9s short queue with drops at full load: a managed queue (AQM), a policer "
+			     "or a host limit — the physical buffer is not observable\n", "");
 }
 
 static void text_buffers(const struct test_result *r, FILE *out)
@@ -295,6 +301,83 @@ static void text_oneway(const struct test_result *r, FILE *out)
 	fputc('\n', out);
 }
 
+/* Grades per direction and overall, with the increase each comes from. */
+static void text_grades(const struct test_result *r, FILE *out)
+{
+	char inc[24];
+
+	if (r->grade_overall == NULL)
+		return;
+	fprintf(out, "Grade (latency increase; A+ < 5 ms, A < 30, B < 60, C < 200, D < 400, F):");
+	for (int i = 0; i < r->nphases && i < PHASE_KINDS; i++) {
+		const struct phase_result *ph = &r->phases[i];
+
+		if (ph->grade) {
+			snprintf(inc, sizeof(inc), "%+.1f", ph->latency_increase_ms);
+			fprintf(out, "  %s %s (%s ms)", phase_name(ph->kind), ph->grade, inc);
+		}
+	}
+	fprintf(out, "  → overall %s\n", r->grade_overall);
+	if (strcmp(r->grade_overall, "A+") != 0 && strcmp(r->grade_overall, "A") != 0 &&
+	    (isfinite(r->shaper_down_mbps) || isfinite(r->shaper_up_mbps))) {
+		char d[16], u[16];
+
+		fprintf(out, "Shaper advice (SQM/cake): shape download to ≈ %s Mbit/s and upload to ≈ %s "
+			     "Mbit/s (90 %% of the measured rate) so the queue forms where it is managed\n",
+			num(r->shaper_down_mbps, 1, d, sizeof(d)), num(r->shaper_up_mbps, 1, u, sizeof(u)));
+	}
+}
+
+static void text_loss_line(const char *phase, const char *dir, const struct loss_pattern *lp,
+			   FILE *out)
+{
+	char ev[sizeof(lp->evidence)];
+
+	if (lp->lost == 0)
+		return;
+	fprintf(out, "  %-14s %-4s %-9s %zu lost in %zu periods; %s (confidence %.1f)\n", phase, dir,
+		lp->cls ? lp->cls : "?", lp->lost, lp->periods, clean(lp->evidence, ev, sizeof(ev)),
+		lp->confidence);
+}
+
+/* Drop patterns of the directions that lost probes, and the recovery after each load. */
+static void text_drops(const struct test_result *r, FILE *out)
+{
+	int any = 0;
+	char ms[24];
+
+	for (int i = 0; i < r->nphases && i < PHASE_KINDS; i++)
+		any |= r->phases[i].loss_up.lost > 0 || r->phases[i].loss_down.lost > 0;
+	if (any) {
+		fprintf(out, "Drop patterns (probe losses per direction):\n");
+		for (int i = 0; i < r->nphases && i < PHASE_KINDS; i++) {
+			text_loss_line(phase_name(r->phases[i].kind), "up", &r->phases[i].loss_up, out);
+			text_loss_line(phase_name(r->phases[i].kind), "down", &r->phases[i].loss_down, out);
+		}
+	}
+	fprintf(out, "TCP retransmissions of the load flows:");
+	for (int i = 0; i < r->nphases && i < PHASE_KINDS; i++) {
+		const struct phase_result *ph = &r->phases[i];
+
+		if (ph->kind == PHASE_DOWNLOAD || ph->kind == PHASE_BIDIR)
+			fprintf(out, "  %s down %lld", phase_name(ph->kind), (long long)ph->retrans_down);
+		if (ph->kind == PHASE_UPLOAD || ph->kind == PHASE_BIDIR)
+			fprintf(out, "  %s up %lld", phase_name(ph->kind), (long long)ph->retrans_up);
+	}
+	fputc('\n', out);
+	fprintf(out, "Recovery (load end → RTT back within idle p99 + 1 ms):");
+	for (int i = 0; i < r->nphases && i < PHASE_KINDS; i++) {
+		const struct phase_result *ph = &r->phases[i];
+
+		if (ph->kind == PHASE_IDLE)
+			continue;
+		snprintf(ms, sizeof(ms), "%.0f ms", ph->recovery_ms);
+		fprintf(out, "  %s %s", phase_name(ph->kind),
+			isnan(ph->recovery_ms) ? "not within the gap" : ms);
+	}
+	fputc('\n', out);
+}
+
 void report_text(const struct test_result *r, FILE *out)
 {
 	text_header(r, out);
@@ -304,6 +387,9 @@ void report_text(const struct test_result *r, FILE *out)
 	fputc('\n', out);
 	text_oneway(r, out);
 	text_buffers(r, out);
+	fputc('\n', out);
+	text_grades(r, out);
+	text_drops(r, out);
 	if (r->nwarnings > 0) {
 		fputc('\n', out);
 		text_warnings(r, out);

@@ -52,6 +52,22 @@ struct clock_fit {
 	size_t n_pre, n_post;    /* exchanges used from each window */
 };
 
+/* Drop pattern of one direction in one phase: RFC 3357 loss periods and distances, the
+ * Gilbert model, the queueing delay just before losses, and a classification with evidence. */
+struct loss_pattern {
+	size_t lost;               /* probes lost in this direction */
+	size_t periods;            /* loss periods (runs of consecutive losses) */
+	double mean_period;        /* probes per period */
+	size_t max_period;
+	double mean_distance;      /* probes between the starts of consecutive periods (NAN < 2) */
+	double gilbert_p;          /* P(lost | previous received) */
+	double gilbert_r;          /* P(received | previous lost) */
+	double q_before_ms;        /* median queueing delay of the last reply before each period */
+	const char *cls;           /* none|outage|random|policer|aqm|tail-drop|mixed */
+	double confidence;         /* 0..1, from the number of periods */
+	char evidence[160];
+};
+
 struct phase_result {
 	enum phase_kind kind;
 	int64_t start_ns, end_ns;      /* load (or idle) interval, client clock */
@@ -65,6 +81,11 @@ struct phase_result {
 	double latency_increase_ms;    /* rtt p50 − idle rtt p50 */
 	struct stats_summary q_up_ms;   /* one-way queueing delay, same window (n = 0: no sync) */
 	struct stats_summary q_down_ms;
+	struct loss_pattern loss_up, loss_down; /* over the whole phase */
+	double recovery_ms;            /* load end → RTT back near idle (NAN: not within the gap) */
+	int64_t retrans_up, retrans_down; /* TCP retransmissions of the load flows (-1: unknown) */
+	uint64_t srv_retrans_start;    /* server's download retransmission count at phase start */
+	const char *grade;             /* from latency_increase_ms (NULL for idle) */
 };
 
 /* Buffer estimate for one direction of the bottleneck. */
@@ -77,6 +98,10 @@ struct buffer_estimate {
 	size_t samples;
 	int lower_bound;           /* load never saturated: the buffer is at least this */
 	const char *method;        /* static string naming the method */
+	int has_ci;                /* 95 % moving-block bootstrap interval (1 s blocks) */
+	double ci_low_ms, ci_high_ms, ci_low_bytes, ci_high_bytes;
+	int unstable;              /* the interval's half-width exceeds 20 % of ms */
+	int managed;               /* saturated, small queue, yet drops: an AQM hides the buffer */
 };
 
 struct test_result {
@@ -108,6 +133,9 @@ struct test_result {
 	/* Per direction from the bidirectional phase, where only one-way delays separate the
 	 * two queues (valid only with clock sync). */
 	struct buffer_estimate buffer_bidir_down, buffer_bidir_up;
+
+	const char *grade_down, *grade_up, *grade_overall; /* DSLReports bands; NULL if n/a */
+	double shaper_down_mbps, shaper_up_mbps; /* SQM/cake advice: 90 % of the IP-level rate */
 
 	char warnings[16][192];
 	int nwarnings;

@@ -51,6 +51,12 @@ struct test {
 	size_t cap_down, cap_up;
 	int64_t *up_srv_t;         /* server clock of each upload sample */
 	int cc_noted;
+	int progress;                     /* live line on a terminal */
+	int64_t prog_t;                   /* last progress line: time and byte counts */
+	uint64_t prog_down, prog_up;
+	int64_t prog_up_t;
+	uint64_t srv_retrans;             /* latest server download retransmission count */
+	struct phase_result *open_phase;  /* ended, waiting for its server retransmission count */
 	int finishing;
 	int failed;
 	char err[256];
@@ -130,6 +136,10 @@ static void test_end_step(struct test *t, int64_t now)
 		return;
 	ph = &t->res->phases[t->res->nphases - 1];
 	ph->end_ns = now;
+	ph->retrans_up = ph->kind == PHASE_UPLOAD || ph->kind == PHASE_BIDIR
+				 ? (t->load ? (int64_t)load_up_retrans(t->load) : -1) : 0;
+	ph->retrans_down = -1; /* filled from the server's count when its stats arrive */
+	t->open_phase = ph;
 	if (t->load) {
 		test_sample_down(t, now);
 		t->down_done += load_down_bytes(t->load);
@@ -155,6 +165,8 @@ static void test_begin_step(struct test *t, int64_t now)
 	ph->kind = (enum phase_kind)s->kind;
 	ph->start_ns = now;
 	ph->end_ns = now + s->len_ns;
+	ph->srv_retrans_start = t->srv_retrans;
+	t->open_phase = NULL;
 	ndown = (s->kind == PHASE_DOWNLOAD || s->kind == PHASE_BIDIR) ? t->cfg->flows : 0;
 	nup = (s->kind == PHASE_UPLOAD || s->kind == PHASE_BIDIR) ? t->cfg->flows : 0;
 	if (ndown + nup == 0)
@@ -170,6 +182,30 @@ static void test_begin_step(struct test *t, int64_t now)
 		log_info("%s phase: %d flows", phase_name(ph->kind), ndown + nup);
 }
 
+/* Once a second on a terminal: phase, goodput each way over the last second, latest RTT. */
+static void test_progress(struct test *t, int64_t now)
+{
+	const struct test_result *r = t->res;
+	uint64_t down = r->ndown ? r->down[r->ndown - 1].bytes : 0;
+	uint64_t up = r->nup ? r->up[r->nup - 1].bytes : 0;
+	int64_t up_t = r->nup ? t->up_srv_t[r->nup - 1] : 0;
+	const struct step *s = &t->steps[t->cur];
+	double dmbps, umbps;
+
+	if (!t->progress || now - t->prog_t < NS_PER_SEC)
+		return;
+	dmbps = t->prog_t ? (double)(down - t->prog_down) * 8e3 / (double)(now - t->prog_t) : 0;
+	umbps = t->prog_up_t && up_t > t->prog_up_t
+			? (double)(up - t->prog_up) * 8e3 / (double)(up_t - t->prog_up_t) : 0;
+	fprintf(stderr, "\r%6.1f s  %-13s  down %8.2f Mbit/s  up %8.2f Mbit/s  RTT %8.2f ms \033[K",
+		(double)(now - r->t0_ns) / NS_PER_SEC, s->kind < 0 ? "drain" : phase_name(s->kind),
+		dmbps, umbps, ns_to_ms(udp_probe_last_rtt(t->probe)));
+	t->prog_t = now;
+	t->prog_down = down;
+	t->prog_up = up;
+	t->prog_up_t = up_t;
+}
+
 static void test_tick_callback(evutil_socket_t fd, short what, void *arg)
 {
 	struct test *t = arg;
@@ -182,6 +218,7 @@ static void test_tick_callback(evutil_socket_t fd, short what, void *arg)
 	if (t->finishing)
 		return;
 	test_sample_down(t, now);
+	test_progress(t, now);
 	if (t->load) {
 		load_tune(t->load);
 		if (load_open_flows(t->load) == 0)
@@ -217,6 +254,13 @@ static void test_on_stats(struct test *t, const struct ctrl_stats *st)
 		t->up_srv_t = a;
 	}
 	t->up_srv_t[r->nup - 1] = st->t_ns;
+	t->srv_retrans = st->down_retrans;
+	/* The first stats after a phase ended close its server-side retransmission count (stats
+	 * come every 100 ms, and the count only grows while the phase's flows run). */
+	if (t->open_phase) {
+		t->open_phase->retrans_down = (int64_t)(st->down_retrans - t->open_phase->srv_retrans_start);
+		t->open_phase = NULL;
+	}
 	if (st->cc_failures > 0 && r->cc.server_ok) {
 		r->cc.server_ok = 0;
 		snprintf(r->cc.server_error, sizeof(r->cc.server_error),
@@ -437,6 +481,7 @@ int test_run(const struct client_config *cfg, struct test_result *res, char *err
 	memset(&t, 0, sizeof(t));
 	t.cfg = cfg;
 	t.res = res;
+	t.progress = !cfg->quiet && isatty(STDERR_FILENO);
 	test_build_schedule(&t);
 	if (ec)
 		event_config_set_flag(ec, EVENT_BASE_FLAG_PRECISE_TIMER);
@@ -465,6 +510,8 @@ int test_run(const struct client_config *cfg, struct test_result *res, char *err
 	}
 	rc = 0;
 out:
+	if (t.progress && t.prog_t)
+		fputc('\n', stderr);
 	test_cleanup(&t);
 	return rc;
 }

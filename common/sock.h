@@ -16,6 +16,8 @@
 int sock_set_nonblock(int fd);
 int sock_set_nodelay(int fd);
 int sock_set_notsent_lowat(int fd, int bytes);
+/* Makes close() reset the connection and drop unsent data, so load stops at once. */
+int sock_set_abortive_close(int fd);
 /* Sets TCP_CONGESTION; returns 0 or -1 with errno (EPERM when not allowed unprivileged). */
 int sock_set_cc(int fd, const char *name);
 /* Reads back the algorithm the socket really uses into buf. */

@@ -104,6 +104,35 @@ int util_random(void *buf, size_t len)
 	return RAND_bytes(buf, (int)len) == 1 ? 0 : -1;
 }
 
+double util_format_decimal(double v, int dec, char *buf, size_t len)
+{
+	double rv = v;
+
+	if (fabs(v) >= 1e15) {
+		/* too large for fixed decimals (and v × 10^dec could overflow) */
+		snprintf(buf, len, "%.17g", v);
+	} else {
+		double scale = pow(10.0, dec);
+
+		rv = round(v * scale) / scale;
+		if (rv == 0.0)
+			rv = 0.0; /* no "-0" */
+		snprintf(buf, len, "%.*f", dec, rv);
+		if (dec > 0 && strpbrk(buf, ".,") != NULL) {
+			size_t n = strlen(buf);
+
+			while (n > 0 && buf[n - 1] == '0')
+				buf[--n] = '\0';
+			if (n > 0 && (buf[n - 1] == '.' || buf[n - 1] == ','))
+				buf[--n] = '\0';
+		}
+	}
+	for (char *p = buf; *p; p++) /* a decimal comma from LC_NUMERIC would break the format */
+		if (*p == ',')
+			*p = '.';
+	return rv;
+}
+
 void util_iso8601(int64_t real_ns, char *buf, size_t len)
 {
 	time_t sec = (time_t)(real_ns / 1000000000LL);

@@ -22,6 +22,11 @@ int util_interrupted(void);
 /* Cryptographically secure random bytes (OpenSSL); -1 if the RNG failed. */
 UTIL_WUR int util_random(void *buf, size_t len);
 
+/* Formats v rounded to dec decimals with trailing zeros trimmed, always with '.' as the
+ * decimal point (whatever LC_NUMERIC says) and never "-0": numbers for JSON and Prometheus.
+ * Returns the rounded value. */
+double util_format_decimal(double v, int dec, char *buf, size_t len);
+
 /* Formats an epoch-ns wall-clock time as ISO 8601 UTC with milliseconds. */
 void util_iso8601(int64_t real_ns, char *buf, size_t len);
 

@@ -24,6 +24,7 @@ struct udp_probe {
 	struct probe_rec *rec;
 	size_t nsent;
 	size_t kernel_stamps;
+	_Atomic int64_t last_rtt_ns;  /* for live progress in another thread */
 	uint64_t late_sends;
 	int64_t next_ns;   /* next send slot */
 	int64_t grace_ns;
@@ -131,6 +132,7 @@ static void udp_probe_recv_callback(evutil_socket_t fd, short what, void *arg)
 		r->srv_tx_ns = w.server_tx_ns;
 		r->srv_count = w.server_rx_count;
 		p->kernel_stamps += r->ts_kernel;
+		atomic_store_explicit(&p->last_rtt_ns, r->rtt_ns, memory_order_relaxed);
 	}
 }
 
@@ -235,6 +237,11 @@ struct probe_rec *udp_probe_records(struct udp_probe *p, size_t *n)
 {
 	*n = p->nsent;
 	return p->rec;
+}
+
+int64_t udp_probe_last_rtt(const struct udp_probe *p)
+{
+	return atomic_load_explicit(&p->last_rtt_ns, memory_order_relaxed);
 }
 
 size_t udp_probe_kernel_stamps(const struct udp_probe *p)

@@ -29,6 +29,8 @@ void udp_probe_stop(struct udp_probe *p, int64_t grace_ns);
 struct probe_rec *udp_probe_records(struct udp_probe *p, size_t *n);
 /* After stop: how many replies carried a kernel receive timestamp. */
 size_t udp_probe_kernel_stamps(const struct udp_probe *p);
+/* The latest RTT in ns (0 before the first reply); safe to call from any thread. */
+int64_t udp_probe_last_rtt(const struct udp_probe *p);
 /* Scheduling health: sends that left more than one interval late. */
 uint64_t udp_probe_late_sends(const struct udp_probe *p);
 /* Transfers ownership of the records to the caller (free() them), then frees p. */

@@ -5,9 +5,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 packages=(
 	build-essential cmake pkg-config            # toolchain
-	libevent-dev libjson-c-dev libssl-dev libpcap-dev libcmocka-dev   # libraries
+	libevent-dev libjson-c-dev libssl-dev libpcap-dev libcmocka-dev zlib1g-dev   # libraries
 	iproute2 nftables jq                        # lab and integration tests
 	iperf3 irtt                                 # benchmark peers
+	prometheus flent python3-matplotlib chromium python3-jsonschema  # output validators
 	clang libclang-rt-14-dev                    # libFuzzer targets
 )
 missing=()

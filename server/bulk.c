@@ -34,6 +34,10 @@ static void bulk_unlink(struct bulk_flow *f)
 
 void bulk_close(struct bulk_flow *f)
 {
+	struct sock_tcp_stats ti;
+
+	if (f->dir == WIRE_DIR_DOWN && sock_tcp_info(f->fd, &ti) == 0)
+		f->sess->down_retrans_closed += ti.total_retrans;
 	bulk_unlink(f);
 	event_free(f->ev);
 	close(f->fd);
@@ -130,6 +134,17 @@ int bulk_attach(struct session *sess, int fd, const struct wire_data_hello *h, s
 	sess->flows = f;
 	sess->nflows[up]++;
 	return 0;
+}
+
+uint64_t bulk_down_retrans(const struct session *sess)
+{
+	uint64_t n = sess->down_retrans_closed;
+	struct sock_tcp_stats ti;
+
+	for (const struct bulk_flow *f = sess->flows; f; f = f->next)
+		if (f->dir == WIRE_DIR_DOWN && sock_tcp_info(f->fd, &ti) == 0)
+			n += ti.total_retrans;
+	return n;
 }
 
 void bulk_tune(struct session *sess)

@@ -138,6 +138,7 @@ static json_object *session_stats(struct session *s, int final)
 	json_object_object_add(msg, "flows_down", json_object_new_int(s->nflows[0]));
 	json_object_object_add(msg, "flows_up", json_object_new_int(s->nflows[1]));
 	json_object_object_add(msg, "cc_failures", json_object_new_int64((int64_t)s->cc_failures));
+	json_object_object_add(msg, "down_retrans", json_object_new_int64((int64_t)bulk_down_retrans(s)));
 	if (final)
 		json_object_object_add(msg, "final", json_object_new_boolean(1));
 	return msg;

@@ -39,6 +39,7 @@ struct session {
 	uint64_t down_tx_bytes;       /* bytes written by our senders */
 	uint64_t up_rx_bytes;         /* bytes received by our sinks (what the client uploaded) */
 	uint64_t cc_failures;         /* flows where setting cc failed */
+	uint64_t down_retrans_closed; /* retransmissions of download flows already closed */
 	struct server_ctx *srv;
 	struct session *next;
 };

@@ -44,6 +44,13 @@ for key in version server start_time config phases buffer lab; do
 done
 jq -e '.phases | all(has("name") and has("throughput_mbps") and has("rtt_ms") and has("loss_pct"))' "$r" > /dev/null ||
 	{ echo "FAIL $name: a phase lacks required keys"; fail=1; }
+# Every report must match the published schema (Debian's python3-jsonschema).
+schema=$(dirname "$0")/../../docs/report.schema.json
+if /usr/bin/python3 -c 'import jsonschema' 2> /dev/null; then
+	/usr/bin/python3 -m jsonschema -i "$r" "$schema" || { echo "FAIL $name: report does not match docs/report.schema.json"; fail=1; }
+else
+	echo "note: python3-jsonschema missing, schema not checked"
+fi
 jq -e '.cc.client.ok and .cc.server.ok' "$r" > /dev/null ||
 	{ echo "FAIL $name: congestion control was not set as requested"; fail=1; }
 
