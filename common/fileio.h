@@ -6,7 +6,7 @@
 
 /* Writes all len bytes to fd (retrying short writes and EINTR); 0 or -1 with errno. */
 int fileio_write_all(int fd, const void *data, size_t len);
-/* Replaces path with data: writes "<path>.tmpXXXXXXXX" beside it, fsyncs, renames, so
+/* Replaces path with data: writes "<path>.tmp<8 hex digits>" beside it, fsyncs, renames, so
  * readers see the old file or the whole new one. New files get 0666 & ~umask. 0 or -1 with
  * errno (the temporary file is removed). */
 int fileio_write_atomic(const char *path, const void *data, size_t len);
