@@ -423,7 +423,6 @@ static const struct stats_summary *phase_q(const struct phase_result *ph, int up
 		return upstream ? &ph->q_up_ms : &ph->q_down_ms;
 	*rtt_q = ph->rtt_ms; /* no one-way delays: the round trip, both directions alike */
 	rtt_q->p95 -= rtt0;
-	rtt_q->p99 -= rtt0;
 	return rtt_q;
 }
 
@@ -450,7 +449,6 @@ static void analysis_patterns(struct test_result *r)
 				.loss_pct = up ? ph->loss_up_pct : ph->loss_down_pct,
 				.idle_loss_pct = idle ? (up ? idle->loss_up_pct : idle->loss_down_pct) : NAN,
 				.q_p95_ms = qs->n ? qs->p95 : NAN,
-				.q_p99_ms = qs->n ? qs->p99 : NAN,
 			};
 
 			droppattern_measure(r->probes, r->nprobes, share, up, ph->start_ns, ph->end_ns, q, lp);

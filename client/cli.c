@@ -27,7 +27,7 @@
 enum {
 	OPT_PHASES = 256, OPT_CC, OPT_JSON, OPT_IDLE, OPT_GAP, OPT_PROBE_SIZE,
 	OPT_DOWN_RATE, OPT_UP_RATE, OPT_DOWN_BUF, OPT_UP_BUF, OPT_IPV6, OPT_DAEMON,
-	OPT_LOG, OPT_PROM, OPT_HTML, OPT_FLENT,
+	OPT_LOG, OPT_PROM, OPT_HTML, OPT_FLENT, OPT_DOWN_LOSS, OPT_UP_LOSS,
 };
 
 static void cli_usage(FILE *f)
@@ -60,6 +60,8 @@ static void cli_usage(FILE *f)
 		"      --down-rate RATE   e.g. 20mbit (default 20mbit)   --up-rate RATE (default 20mbit)\n"
 		"      --down-buffer MS   bottleneck buffer, ms (default 100)  --up-buffer MS (default 100)\n"
 		"      --ipv6             reach the server over IPv6\n"
+		"      --down-loss PCT    random loss on the downlink (nftables), e.g. 1 (default 0)\n"
+		"      --up-loss PCT      random loss on the uplink (default 0)\n"
 		"      --daemon PATH      bloatmeterd to run (default: next to this program)\n",
 		CLIENT_DEFAULT_PORT);
 }
@@ -177,6 +179,8 @@ static const struct option cli_opts[] = {
 	{ "down-buffer", required_argument, NULL, OPT_DOWN_BUF },
 	{ "up-buffer", required_argument, NULL, OPT_UP_BUF },
 	{ "ipv6", no_argument, NULL, OPT_IPV6 },
+	{ "down-loss", required_argument, NULL, OPT_DOWN_LOSS },
+	{ "up-loss", required_argument, NULL, OPT_UP_LOSS },
 	{ "daemon", required_argument, NULL, OPT_DAEMON },
 	{ NULL, 0, NULL, 0 },
 };
@@ -201,6 +205,12 @@ static int cli_lab_opt(int c, struct lab_config *lab)
 		return 1;
 	case OPT_IPV6:
 		lab->ipv6 = 1;
+		return 1;
+	case OPT_DOWN_LOSS:
+		lab->down_loss_pct = cli_double(optarg, 0, 99, "invalid --down-loss (0-99 %)");
+		return 1;
+	case OPT_UP_LOSS:
+		lab->up_loss_pct = cli_double(optarg, 0, 99, "invalid --up-loss (0-99 %)");
 		return 1;
 	case OPT_DAEMON:
 		lab->daemon_path = optarg;

@@ -75,6 +75,54 @@ static double q_before(const struct probe_rec *p, const double *q_ms, size_t i)
 	return NAN;
 }
 
+/* RFC 3611 burst/gap: a burst runs from a loss to the last loss that follows with fewer than
+ * Gmin probes received in between, and holds at least two losses; isolated losses belong to
+ * the gaps. Fills bursts and the two densities. */
+static void burst_gap(const struct probe_rec *p, size_t n, const double *up_share, int upstream,
+		      int64_t from, int64_t to, struct loss_pattern *lp)
+{
+	size_t total = 0, first = 0, last = 0, in_losses = 0, burst_probes = 0, burst_losses = 0;
+	size_t since = 0, all_losses = 0;
+	int open = 0;
+
+	lp->bursts = 0;
+	for (size_t i = 0; i <= n; i++) {
+		int end = i == n || p[i].send_ns >= to;
+		int in = !end && p[i].send_ns >= from;
+
+		if (in && !lost_here(p, up_share, i, upstream)) {
+			total++;
+			since++;
+			continue;
+		}
+		if (in) {
+			total++;
+			all_losses++;
+			if (open && since < DROPPATTERN_GMIN) {
+				last = total;
+				in_losses++;
+				since = 0;
+				continue;
+			}
+		}
+		/* close the open cluster: a burst if it held two losses or more */
+		if (open && in_losses >= 2) {
+			lp->bursts++;
+			burst_probes += last - first + 1;
+			burst_losses += in_losses;
+		}
+		open = in;
+		first = last = total;
+		in_losses = 1;
+		since = 0;
+		if (end)
+			break;
+	}
+	lp->burst_density = burst_probes ? (double)burst_losses / (double)burst_probes : NAN;
+	lp->gap_density = total > burst_probes
+				  ? (double)(all_losses - burst_losses) / (double)(total - burst_probes) : NAN;
+}
+
 void droppattern_measure(const struct probe_rec *p, size_t n, const double *up_share, int upstream,
 			 int64_t from, int64_t to, const double *q_ms, struct loss_pattern *lp)
 {
@@ -131,6 +179,7 @@ void droppattern_measure(const struct probe_rec *p, size_t n, const double *up_s
 	if (qb && nq)
 		lp->q_before_ms = stats_percentile(qb, nq, 50);
 	free(qb);
+	burst_gap(p, n, up_share, upstream, from, to, lp);
 }
 
 static void classify_as(struct loss_pattern *lp, const char *cls, const char *fmt, ...)
@@ -166,14 +215,14 @@ void droppattern_classify(struct loss_pattern *lp, const struct droppattern_cont
 		classify_as(lp, "policer", "loss %.2f %% under load with queueing p95 only %.1f ms",
 			    ctx->loss_pct, ctx->q_p95_ms);
 	} else if (ctx->q_p95_ms < 30 && !isnan(lp->q_before_ms) &&
-		   lp->q_before_ms < 0.5 * ctx->q_p99_ms) {
-		classify_as(lp, "aqm", "drops at %.1f ms queueing (p99 %.1f ms), queue p95 %.1f ms",
-			    lp->q_before_ms, ctx->q_p99_ms, ctx->q_p95_ms);
-	} else if (!isnan(lp->q_before_ms) && lp->q_before_ms >= 0.8 * ctx->q_p99_ms) {
-		classify_as(lp, "tail-drop", "drops at %.1f ms queueing, %.0f %% of the p99 %.1f ms",
-			    lp->q_before_ms, 100 * lp->q_before_ms / ctx->q_p99_ms, ctx->q_p99_ms);
+		   lp->q_before_ms < 0.5 * ctx->q_p95_ms) {
+		classify_as(lp, "aqm", "drops at %.1f ms queueing while the queue p95 is %.1f ms",
+			    lp->q_before_ms, ctx->q_p95_ms);
+	} else if (!isnan(lp->q_before_ms) && lp->q_before_ms >= 0.8 * ctx->q_p95_ms) {
+		classify_as(lp, "tail-drop", "drops at %.1f ms queueing, %.0f %% of the p95 %.1f ms",
+			    lp->q_before_ms, 100 * lp->q_before_ms / ctx->q_p95_ms, ctx->q_p95_ms);
 	} else {
-		classify_as(lp, "mixed", "loss %.2f %%, %zu periods, q before loss %.1f ms, q p99 %.1f ms",
-			    ctx->loss_pct, lp->periods, lp->q_before_ms, ctx->q_p99_ms);
+		classify_as(lp, "mixed", "loss %.2f %%, %zu periods, q before loss %.1f ms, q p95 %.1f ms",
+			    ctx->loss_pct, lp->periods, lp->q_before_ms, ctx->q_p95_ms);
 	}
 }

@@ -21,6 +21,8 @@ void droppattern_shares(const struct probe_rec *p, size_t n, uint64_t final_coun
 void droppattern_measure(const struct probe_rec *p, size_t n, const double *up_share, int upstream,
 			 int64_t from, int64_t to, const double *q_ms, struct loss_pattern *lp);
 
+#define DROPPATTERN_GMIN 16 /* RFC 3611's default minimum gap */
+
 /* What the classifier needs beyond the pattern itself. */
 struct droppattern_context {
 	int loaded;             /* the phase carried load (in any direction) */
@@ -28,13 +30,13 @@ struct droppattern_context {
 	double loss_pct;        /* this direction's loss in this phase */
 	double idle_loss_pct;   /* the same direction in the idle phase (NAN if none) */
 	double q_p95_ms;        /* this direction's queueing delay in the phase's window */
-	double q_p99_ms;
 };
 
 /* Classifies, in order: outage (a period of ≥ 500 ms), random (idle or loss no higher than
- * idle's, short runs), policer (loaded, q p95 < 15 ms), AQM (q p95 < 30 ms, low q before
- * losses), tail-drop (q before losses ≥ 0.8 × q p99), else mixed; with evidence numbers and
- * a confidence that grows with the number of loss periods (10 or more: 1). */
+ * idle's, short runs), policer (loaded, q p95 < 15 ms), AQM (q p95 < 30 ms, q before losses
+ * < half the p95), tail-drop (q before losses ≥ 0.8 × q p95), else mixed; with evidence
+ * numbers and a confidence that grows with the number of loss periods (10 or more: 1). The
+ * references are p95, not p99: host stalls of 5–25 ms inflate the p99 on small VMs. */
 void droppattern_classify(struct loss_pattern *lp, const struct droppattern_context *ctx);
 
 #endif

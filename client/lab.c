@@ -50,7 +50,7 @@ struct lab {
 	int in_client;                 /* the calling thread sits in the client namespace */
 	pid_t daemon_pid;              /* 0 once reaped */
 	int daemon_reported;           /* its early exit is already in the error sentence */
-	char ip[PATH_MAX], tc[PATH_MAX], daemon[PATH_MAX];
+	char ip[PATH_MAX], tc[PATH_MAX], nft[PATH_MAX], daemon[PATH_MAX];
 	char server_host[INET6_ADDRSTRLEN];
 };
 
@@ -121,6 +121,14 @@ static int lab_check_config(const struct lab_config *cfg, struct lab_truth *t, c
 	    lab_check_direction("upload", cfg->up_rate_bps, cfg->up_buffer_ms,
 				&t->up_limit_bytes, &t->up_burst_bytes, err, errlen) == -1)
 		return -1;
+	if (!(cfg->down_loss_pct >= 0 && cfg->down_loss_pct < 100 && cfg->up_loss_pct >= 0 &&
+	      cfg->up_loss_pct < 100)) {
+		lab_err(err, errlen, "random loss must be at least 0 %% and below 100 %%.");
+		return -1;
+	}
+	/* nftables draws from 0..9999, so the loss really configured is a multiple of 0.01 %. */
+	t->down_loss_pct = round(cfg->down_loss_pct * 100) / 100;
+	t->up_loss_pct = round(cfg->up_loss_pct * 100) / 100;
 	if (cfg->port == 0) {
 		lab_err(err, errlen, "the lab needs a fixed daemon port, not 0.");
 		return -1;
@@ -622,6 +630,42 @@ static int lab_shape(struct lab *lab, char *err, size_t errlen)
 	return 0;
 }
 
+/* Random loss per direction: an nftables rule in the router's forward chain drops forwarded
+ * packets leaving towards that side with the configured probability (numgen random). */
+static int lab_loss_rule(struct lab *lab, const char *dev, double pct, char *err, size_t errlen)
+{
+	char below[16];
+
+	if (pct <= 0)
+		return 0;
+	snprintf(below, sizeof(below), "%ld", lround(pct * 100));
+	return lab_step(lab->ip, err, errlen, "adding a random-loss rule", "netns", "exec",
+			lab->ns[LAB_ROUTER], lab->nft, "add", "rule", "inet", "bmlab", "loss", "oifname",
+			dev, "numgen", "random", "mod", "10000", "<", below, "drop", NULL);
+}
+
+static int lab_loss(struct lab *lab, char *err, size_t errlen)
+{
+	const struct lab_truth *t = &lab->truth;
+	const char *r = lab->ns[LAB_ROUTER];
+
+	if (t->down_loss_pct <= 0 && t->up_loss_pct <= 0)
+		return 0;
+	if (lab->nft[0] == '\0') {
+		lab_err(err, errlen, "random loss needs nft (package nftables), which is not installed.");
+		return -1;
+	}
+	if (lab_step(lab->ip, err, errlen, "adding the nftables table", "netns", "exec", r, lab->nft,
+		     "add", "table", "inet", "bmlab", NULL) == -1 ||
+	    lab_step(lab->ip, err, errlen, "adding the nftables forward chain", "netns", "exec", r,
+		     lab->nft, "add", "chain", "inet", "bmlab", "loss",
+		     "{ type filter hook forward priority 0; policy accept; }", NULL) == -1)
+		return -1;
+	return lab_loss_rule(lab, "veth-c", t->down_loss_pct, err, errlen) == -1 ||
+			       lab_loss_rule(lab, "veth-s", t->up_loss_pct, err, errlen) == -1
+		       ? -1 : 0;
+}
+
 /* ---- the daemon ---- */
 
 /* What the daemon child reports through its close-on-exec pipe when a step fails. */
@@ -903,6 +947,8 @@ static int lab_prepare(struct lab *lab, const struct lab_config *cfg, char *err,
 			"/usr/sbin, /sbin, /usr/bin or /bin.");
 		return -1;
 	}
+	if (lab_find_tool("nft", lab->nft, sizeof(lab->nft)) == -1)
+		lab->nft[0] = '\0'; /* only needed for random loss */
 	if (lab_find_daemon(cfg, lab->daemon, sizeof(lab->daemon), err, errlen) == -1)
 		return -1;
 	/* thread-self: setns moves only this thread, so remember this thread's namespace. */
@@ -943,6 +989,7 @@ struct lab *lab_create(const struct lab_config *cfg, char *err, size_t errlen)
 	if (lab_make_namespaces(lab, err, errlen) == -1 || lab_make_links(lab, err, errlen) == -1 ||
 	    lab_addresses(lab, err, errlen) == -1 || lab_routes(lab, err, errlen) == -1 ||
 	    lab_forwarding(lab, err, errlen) == -1 || lab_shape(lab, err, errlen) == -1 ||
+	    lab_loss(lab, err, errlen) == -1 ||
 	    lab_start_daemon(lab, err, errlen) == -1 || lab_wait_ready(lab, err, errlen) == -1)
 		goto fail;
 	log_debug("lab: ready, server %s port %u", lab->server_host, (unsigned)lab->cfg.port);

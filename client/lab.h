@@ -12,6 +12,8 @@ struct lab_config {
 	uint64_t up_rate_bps;      /* tbf rate, client → server */
 	double down_buffer_ms;     /* tbf queue limit = down_rate × down_buffer */
 	double up_buffer_ms;
+	double down_loss_pct;      /* random loss injected on the router (nftables), 0 = none */
+	double up_loss_pct;
 	int ipv6;                  /* the client reaches the server over IPv6 */
 	const char *daemon_path;   /* bloatmeterd binary; NULL = look next to this program */
 	uint16_t port;             /* daemon's control port */
@@ -24,6 +26,7 @@ struct lab_truth {
 	double down_buffer_ms, up_buffer_ms;
 	uint64_t down_limit_bytes, up_limit_bytes; /* tbf limit actually configured */
 	uint64_t down_burst_bytes, up_burst_bytes; /* tbf burst actually configured */
+	double down_loss_pct, up_loss_pct;         /* random loss configured (0.01 % steps) */
 };
 
 struct lab;

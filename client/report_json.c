@@ -258,6 +258,9 @@ static json_object *json_loss_pattern(struct jb *b, const struct loss_pattern *l
 	j_add(b, o, "mean_distance", j_num(b, lp->mean_distance, DEC_RATIO));
 	j_add(b, o, "gilbert_p", j_num(b, lp->gilbert_p, DEC_RATIO));
 	j_add(b, o, "gilbert_r", j_num(b, lp->gilbert_r, DEC_RATIO));
+	j_add(b, o, "bursts", j_int(b, (int64_t)lp->bursts));
+	j_add(b, o, "burst_density", j_num(b, lp->burst_density, DEC_RATIO));
+	j_add(b, o, "gap_density", j_num(b, lp->gap_density, DEC_RATIO));
 	j_add(b, o, "q_before_loss_ms", j_num(b, lp->q_before_ms, DEC_MS));
 	return o;
 }
@@ -478,6 +481,8 @@ static json_object *json_lab(struct jb *b, const struct test_result *r)
 	j_add(b, truth, "up_limit_bytes", j_int(b, (int64_t)t->up_limit_bytes));
 	j_add(b, truth, "down_burst_bytes", j_int(b, (int64_t)t->down_burst_bytes));
 	j_add(b, truth, "up_burst_bytes", j_int(b, (int64_t)t->up_burst_bytes));
+	j_add(b, truth, "down_loss_pct", j_num(b, t->down_loss_pct, DEC_PCT));
+	j_add(b, truth, "up_loss_pct", j_num(b, t->up_loss_pct, DEC_PCT));
 	j_add(b, o, "truth", truth);
 	j_add(b, o, "error_pct",
 	      j_pair(b, "buffer_down_ms",

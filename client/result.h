@@ -62,6 +62,9 @@ struct loss_pattern {
 	double mean_distance;      /* probes between the starts of consecutive periods (NAN < 2) */
 	double gilbert_p;          /* P(lost | previous received) */
 	double gilbert_r;          /* P(received | previous lost) */
+	size_t bursts;             /* RFC 3611 bursts (Gmin 16): ≥ 2 losses less than Gmin apart */
+	double burst_density;      /* losses / probes within bursts (NAN without bursts) */
+	double gap_density;        /* losses / probes outside bursts */
 	double q_before_ms;        /* median queueing delay of the last reply before each period */
 	const char *cls;           /* none|outage|random|policer|aqm|tail-drop|mixed */
 	double confidence;         /* 0..1, from the number of periods */

@@ -66,11 +66,33 @@ static void test_periods_and_gilbert(void **state)
 	assert_true(fabs(lp.gilbert_p - 2.0 / 8.0) < 1e-12);
 	assert_true(fabs(lp.gilbert_r - 2.0 / 3.0) < 1e-12);
 	assert_true(fabs(lp.q_before_ms - 50.0) < 1e-12);
+	/* RFC 3611 (Gmin 16): losses at 3, 4, 9 are one burst spanning 3..9 (7 probes, 3 lost);
+	 * the 5 probes outside it lost nothing */
+	assert_int_equal(lp.bursts, 1);
+	assert_true(fabs(lp.burst_density - 3.0 / 7.0) < 1e-12);
+	assert_true(fabs(lp.gap_density - 0.0) < 1e-12);
 	/* the same trace has no upstream loss */
 	measure("...DD....D..", 1, 50.0, &lp);
 	assert_int_equal(lp.lost, 0);
 	assert_int_equal(lp.periods, 0);
 	assert_true(isnan(lp.mean_distance));
+}
+
+/* Isolated losses at least Gmin apart are gap losses; two close ones and a run form bursts. */
+static void test_burst_gap(void **state)
+{
+	struct loss_pattern lp;
+	const char *apart = ".D....................D....................";
+
+	measure(apart, 0, 10.0, &lp);
+	assert_int_equal(lp.bursts, 0);
+	assert_true(isnan(lp.burst_density));
+	assert_true(fabs(lp.gap_density - 2.0 / (double)strlen(apart)) < 1e-12);
+	/* burst 1: probes 2..5 (DD.D, 3 lost of 4); 20 received; burst 2: 26..27 (DD); 10 after */
+	measure("..DD.D....................DD..........", 0, 10.0, &lp);
+	assert_int_equal(lp.bursts, 2);
+	assert_true(fabs(lp.burst_density - 5.0 / 6.0) < 1e-12);
+	assert_true(fabs(lp.gap_density - 0.0) < 1e-12);
 }
 
 static void test_direction_split(void **state)
@@ -84,10 +106,9 @@ static void test_direction_split(void **state)
 	assert_int_equal(down.lost, 1);
 }
 
-static struct droppattern_context ctx(int loaded, double loss, double idle_loss, double p95,
-				      double p99)
+static struct droppattern_context ctx(int loaded, double loss, double idle_loss, double p95)
 {
-	struct droppattern_context c = { loaded, 10.0, loss, idle_loss, p95, p99 };
+	struct droppattern_context c = { loaded, 10.0, loss, idle_loss, p95 };
 
 	return c;
 }
@@ -103,49 +124,49 @@ static void test_classes(void **state)
 	memset(run + 10, 'D', 50);
 	run[79] = '\0';
 	measure(run, 0, 5.0, &lp);
-	c = ctx(1, 60, 0, 5, 6);
+	c = ctx(1, 60, 0, 5);
 	droppattern_classify(&lp, &c);
 	assert_string_equal(lp.cls, "outage");
 
 	/* random: single losses, as frequent loaded as idle */
 	measure("....D......D.....D....", 0, 80.0, &lp);
-	c = ctx(1, 1.0, 0.9, 90, 99);
+	c = ctx(1, 1.0, 0.9, 90);
 	droppattern_classify(&lp, &c);
 	assert_string_equal(lp.cls, "random");
 	/* … and never random in the idle phase's absence if loaded loss is much higher */
-	c = ctx(1, 5.0, 0.5, 90, 99);
+	c = ctx(1, 5.0, 0.5, 90);
 	droppattern_classify(&lp, &c);
-	assert_string_equal(lp.cls, "tail-drop"); /* drops at q 80 ≥ 0.8 × 99 */
+	assert_string_equal(lp.cls, "tail-drop"); /* drops at q 80 ≥ 0.8 × 90 */
 
 	/* policer: loss under load without a queue */
 	measure("...DD....DD...", 0, 1.0, &lp);
-	c = ctx(1, 4.0, 0, 3.0, 5.0);
+	c = ctx(1, 4.0, 0, 3.0);
 	droppattern_classify(&lp, &c);
 	assert_string_equal(lp.cls, "policer");
 
 	/* AQM: a modest queue, drops while it is low */
 	measure("...DD....DD...", 0, 6.0, &lp);
-	c = ctx(1, 4.0, 0, 20.0, 25.0);
+	c = ctx(1, 4.0, 0, 20.0);
 	droppattern_classify(&lp, &c);
 	assert_string_equal(lp.cls, "aqm");
 
 	/* tail-drop: drops when the queue is at its top */
 	measure("...DD....DD...", 0, 98.0, &lp);
-	c = ctx(1, 4.0, 0, 97.0, 100.0);
+	c = ctx(1, 4.0, 0, 97.0);
 	droppattern_classify(&lp, &c);
 	assert_string_equal(lp.cls, "tail-drop");
 	assert_true(strstr(lp.evidence, "98.0 ms") != NULL);
 
 	/* mixed: deep queue but drops in the middle of it */
 	measure("...DD....DD...", 0, 50.0, &lp);
-	c = ctx(1, 4.0, 0, 97.0, 100.0);
+	c = ctx(1, 4.0, 0, 97.0);
 	droppattern_classify(&lp, &c);
 	assert_string_equal(lp.cls, "mixed");
 	assert_true(fabs(lp.confidence - 0.2) < 1e-12); /* 2 periods of the 10 for full confidence */
 
 	/* none */
 	measure("..........", 0, 50.0, &lp);
-	c = ctx(1, 0, 0, 97.0, 100.0);
+	c = ctx(1, 0, 0, 97.0);
 	droppattern_classify(&lp, &c);
 	assert_string_equal(lp.cls, "none");
 }
@@ -169,6 +190,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_periods_and_gilbert),
 		cmocka_unit_test(test_direction_split),
+		cmocka_unit_test(test_burst_gap),
 		cmocka_unit_test(test_classes),
 		cmocka_unit_test(test_grades),
 	};
