@@ -1,16 +1,25 @@
 #!/usr/bin/env bash
 # Installs what bloatmeter needs on Debian 12 and builds it into build/ (warnings are errors).
-# Idempotent; run as root (apt-get). Usage: scripts/setup.sh
+# With --test-tools it also installs what the test suite uses (benchmark peers, output
+# validators, clang for the fuzzers). Idempotent; run as root (apt-get).
+# Usage: scripts/setup.sh [--test-tools]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 packages=(
 	build-essential cmake pkg-config            # toolchain
 	libevent-dev libjson-c-dev libssl-dev libpcap-dev libcmocka-dev zlib1g-dev   # libraries
-	iproute2 nftables jq                        # lab and integration tests
-	iperf3 irtt                                 # benchmark peers
-	prometheus flent python3-matplotlib chromium python3-jsonschema  # output validators
-	clang libclang-rt-14-dev                    # libFuzzer targets
+	iproute2 nftables jq                        # the lab (namespaces, tbf, random loss)
 )
+if [ "${1:-}" = "--test-tools" ]; then
+	packages+=(
+		iperf3 irtt                                 # benchmark peers
+		prometheus flent python3-matplotlib chromium python3-jsonschema  # output validators
+		clang libclang-rt-14-dev                    # libFuzzer targets
+	)
+elif [ $# -gt 0 ]; then
+	echo "usage: scripts/setup.sh [--test-tools]" >&2
+	exit 2
+fi
 missing=()
 for p in "${packages[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2> /dev/null | grep -q "install ok installed" || missing+=("$p")

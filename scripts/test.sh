@@ -4,7 +4,7 @@
 # libFuzzer targets briefly. Needs root (namespaces, tc). Usage: scripts/test.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/setup.sh
+scripts/setup.sh --test-tools
 
 echo "== ASan/UBSan build: unit tests and the hostile-input test against the sanitized daemon =="
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DBM_WERROR=ON -DBM_SANITIZE=ON -DBM_LAB_TESTS=OFF > /dev/null
@@ -18,4 +18,4 @@ cmake --build build-fuzz -j"$(nproc)"
 ctest --test-dir build-fuzz -R '^fuzz_' --output-on-failure
 
 echo "== all tests =="
-ctest --test-dir build --output-on-failure
+ctest --test-dir build --output-on-failure -V # -V: the lab, bench and output figures land in the CI log

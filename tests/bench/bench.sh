@@ -68,12 +68,17 @@ i0=$(cpu_of $ipid)
 timed "$tmp/ip.cpu" ip netns exec $c iperf3 -c "$srv" -p 5201 -P 8 -R -t "$secs" -O 2 -J > "$tmp/ip.json"
 i1=$(cpu_of $ipid)
 ip_gbps=$(jq '.end.sum_received.bits_per_second / 1e9' "$tmp/ip.json")
-printf "%-12s %10s %14s %14s\n" tool "Gbit/s" "client CPU s" "server CPU s"
-printf "%-12s %10.2f %14s %14.2f\n" bloatmeter "$bm_gbps" "$(cat "$tmp/bm.cpu")" "$(echo "$d1 - $d0" | bc -l 2>/dev/null || awk -v a="$d1" -v b="$d0" 'BEGIN{print a-b}')"
-printf "%-12s %10.2f %14s %14.2f\n" iperf3 "$ip_gbps" "$(cat "$tmp/ip.cpu")" "$(awk -v a="$i1" -v b="$i0" 'BEGIN{print a-b}')"
+bm_srv=$(awk -v a="$d1" -v b="$d0" 'BEGIN { printf "%.2f", a - b }')
+ip_srv=$(awk -v a="$i1" -v b="$i0" 'BEGIN { printf "%.2f", a - b }')
+# CPU seconds (both ends) per gigabit moved: iperf3 sends for secs + 2 (its -O 2 warm-up).
+per_gbit() { awk -v c="$1" -v s="$2" -v g="$3" -v t="$4" 'BEGIN { printf "%.3f", (c + s) / (g * t) }'; }
+printf "%-12s %10s %14s %14s %18s\n" tool "Gbit/s" "client CPU s" "server CPU s" "CPU s per Gbit"
+printf "%-12s %10.2f %14s %14s %18s\n" bloatmeter "$bm_gbps" "$(cat "$tmp/bm.cpu")" "$bm_srv" \
+	"$(per_gbit "$(cat "$tmp/bm.cpu")" "$bm_srv" "$bm_gbps" "$secs")"
+printf "%-12s %10.2f %14s %14s %18s\n" iperf3 "$ip_gbps" "$(cat "$tmp/ip.cpu")" "$ip_srv" \
+	"$(per_gbit "$(cat "$tmp/ip.cpu")" "$ip_srv" "$ip_gbps" "$((secs + 2))")"
 awk -v a="$bm_gbps" -v b="$ip_gbps" 'BEGIN { printf "goodput ratio bloatmeter/iperf3: %.3f\n", a / b }'
-echo "(bloatmeter also runs its 100/s UDP probes and a 2 s idle-less schedule; iperf3 omits its first 2 s)"
-
+echo "(bloatmeter: goodput over its steady window, with its 100/s UDP probes running; iperf3: -O 2 omits its first 2 s)"
 echo
 echo "== 2. UDP probe RTT under full download load, 10 ms interval, same path =="
 # irtt runs inside bloatmeter's download phase, starting 2 s in, for secs-3 s.
