@@ -367,6 +367,33 @@ static struct delay_ref delay_ref_for(const struct test_result *r, enum delay_ki
 	return ref;
 }
 
+/* The senders of this direction spent > 10 % of their busy time limited by the peer's
+ * receive window or their own send buffer: the queue may not have filled, so the estimate is
+ * a lower bound (and the report says why). */
+static void analysis_limits(struct test_result *r, const struct phase_result *ph,
+			    enum delay_kind dir, struct buffer_estimate *b)
+{
+	double rwnd = dir == DELAY_DOWN ? ph->rwnd_limited_down : ph->rwnd_limited_up;
+	double sndbuf = dir == DELAY_DOWN ? ph->sndbuf_limited_down : ph->sndbuf_limited_up;
+	const char *why = NULL;
+	double share = 0;
+
+	if (rwnd > 0.1) {
+		why = "receive window";
+		share = rwnd;
+	} else if (sndbuf > 0.1) {
+		why = "send buffer";
+		share = sndbuf;
+	}
+	if (why == NULL || !b->valid)
+		return;
+	b->lower_bound = 1;
+	b->lower_bound_why = why;
+	result_warn(r, "the %s flows of the %s phase were limited by the %s %.0f %% of the time; the %s buffer estimate is a lower bound",
+		    dir == DELAY_DOWN ? "download" : "upload", phase_name(ph->kind), why, 100 * share,
+		    dir == DELAY_DOWN ? "downlink" : "uplink");
+}
+
 static void analysis_buffer_for(struct test_result *r, const struct phase_result *ph,
 				enum delay_kind dir, struct buffer_estimate *b)
 {
@@ -377,6 +404,8 @@ static void analysis_buffer_for(struct test_result *r, const struct phase_result
 			      rate * (isnan(r->ip_overhead) ? 1.0 : r->ip_overhead), b);
 	b->phase = ph->kind;
 	b->lower_bound = !ph->saturated;
+	b->lower_bound_why = b->lower_bound ? "never saturated" : NULL;
+	analysis_limits(r, ph, dir, b);
 	/* A managed queue: the link is full but the queue stays short while packets are still
 	 * dropped (probes lost or TCP retransmitting) — the physical buffer is not observable. */
 	if (b->valid && ph->saturated && b->ms < 30) {

@@ -181,8 +181,15 @@ int ctrl_parse_stats(json_object *msg, struct ctrl_stats *st)
 	st->down_tx_bytes = (uint64_t)down;
 	st->udp_rx = (uint64_t)udp;
 	st->cc_failures = ccf;
+	/* Optional (older servers): the download flows' TCP_INFO totals. */
 	if (wire_get_int(msg, "down_retrans", 0, INT64_MAX, &t) == 0)
-		st->down_retrans = (uint64_t)t;
+		st->down.retrans = (uint64_t)t;
+	if (wire_get_int(msg, "down_busy_us", 0, INT64_MAX, &t) == 0)
+		st->down.busy_us = (uint64_t)t;
+	if (wire_get_int(msg, "down_rwnd_limited_us", 0, INT64_MAX, &t) == 0)
+		st->down.rwnd_limited_us = (uint64_t)t;
+	if (wire_get_int(msg, "down_sndbuf_limited_us", 0, INT64_MAX, &t) == 0)
+		st->down.sndbuf_limited_us = (uint64_t)t;
 	if (wire_get_bool(msg, "final", &st->final) < 0)
 		st->final = 0;
 	return 0;

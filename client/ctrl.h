@@ -7,6 +7,7 @@
 
 #include <json-c/json.h>
 
+#include "common/sock.h"
 #include "common/wire.h"
 
 struct ctrl_welcome {
@@ -26,7 +27,7 @@ struct ctrl_stats {
 	uint64_t down_tx_bytes;
 	uint64_t udp_rx;
 	int64_t cc_failures;
-	uint64_t down_retrans;  /* retransmissions of the server's download flows (0 if absent) */
+	struct tcp_totals down; /* TCP_INFO totals of the server's download flows (0 if absent) */
 	int final;
 };
 

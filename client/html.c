@@ -180,7 +180,8 @@ static int ran_phase(const struct test_result *r, enum phase_kind k)
 /* Notes on an estimate: lower bound, unstable interval, managed queue. */
 static void buffer_notes(const struct buffer_estimate *e, char *buf, size_t len)
 {
-	snprintf(buf, len, "%s%s%s", e->lower_bound ? "lower bound (never saturated) " : "",
+	snprintf(buf, len, "%s%s%s%s%s", e->lower_bound ? "lower bound (" : "",
+		 e->lower_bound ? e->lower_bound_why : "", e->lower_bound ? ") " : "",
 		 e->unstable ? "unstable (wide interval) " : "",
 		 e->managed ? "short queue with drops at full load: AQM, policer or host limit; "
 			      "the physical buffer is not observable" : "");

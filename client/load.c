@@ -29,19 +29,17 @@ struct load {
 	int n;
 	int open;
 	uint64_t down_bytes;
-	uint64_t up_retrans_closed;
+	struct tcp_totals up_closed;   /* TCP_INFO totals of closed upload flows */
 	struct load_info info;
 	uint8_t buf[LOAD_CHUNK]; /* upload payload (random) and download scratch */
 };
 
 static void load_flow_close(struct load_flow *f)
 {
-	struct sock_tcp_stats ti;
-
 	if (f->fd < 0)
 		return;
-	if (f->up && sock_tcp_info(f->fd, &ti) == 0)
-		f->l->up_retrans_closed += ti.total_retrans;
+	if (f->up)
+		sock_tcp_totals_add(f->fd, &f->l->up_closed);
 	/* Without this the kernel keeps sending what the socket buffered after the phase ends,
 	 * and the drain gap would time our own backlog instead of the network's recovery. */
 	if (f->up && sock_set_abortive_close(f->fd) < 0)
@@ -233,15 +231,12 @@ int load_open_flows(const struct load *l)
 	return l->open;
 }
 
-uint64_t load_up_retrans(const struct load *l)
+void load_up_totals(const struct load *l, struct tcp_totals *t)
 {
-	uint64_t n = l->up_retrans_closed;
-	struct sock_tcp_stats ti;
-
+	*t = l->up_closed;
 	for (int i = 0; i < l->n; i++)
-		if (l->flows[i].up && l->flows[i].fd >= 0 && sock_tcp_info(l->flows[i].fd, &ti) == 0)
-			n += ti.total_retrans;
-	return n;
+		if (l->flows[i].up && l->flows[i].fd >= 0)
+			sock_tcp_totals_add(l->flows[i].fd, t);
 }
 
 void load_tune(struct load *l)

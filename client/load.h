@@ -8,6 +8,7 @@
 
 #include <event2/event.h>
 
+#include "common/sock.h"
 #include "common/wire.h"
 
 struct load;
@@ -29,8 +30,8 @@ struct load *load_start(struct event_base *base, const struct sockaddr_storage *
 uint64_t load_down_bytes(const struct load *l);
 /* Flows still open. */
 int load_open_flows(const struct load *l);
-/* Retransmitted segments of the upload flows so far (TCP_INFO). */
-uint64_t load_up_retrans(const struct load *l);
+/* TCP_INFO totals of the upload flows so far (open and closed). */
+void load_up_totals(const struct load *l, struct tcp_totals *t);
 /* Periodic upkeep: re-tunes the senders' unsent-data limit. */
 void load_tune(struct load *l);
 void load_get_info(const struct load *l, struct load_info *info);

@@ -320,6 +320,11 @@ static json_object *json_phase(struct jb *b, const struct test_result *r,
 	      j_pair(b, "up", json_loss_pattern(b, &ph->loss_up), "down",
 		     json_loss_pattern(b, &ph->loss_down)));
 	j_add(b, o, "recovery_ms", idle ? NULL : j_num(b, ph->recovery_ms, DEC_MS));
+	j_add(b, o, "limited_ratio",
+	      j_pair(b, "up", j_pair(b, "rwnd", j_num(b, ph->rwnd_limited_up, DEC_RATIO), "sndbuf",
+				     j_num(b, ph->sndbuf_limited_up, DEC_RATIO)),
+		     "down", j_pair(b, "rwnd", j_num(b, ph->rwnd_limited_down, DEC_RATIO), "sndbuf",
+				    j_num(b, ph->sndbuf_limited_down, DEC_RATIO))));
 	j_add(b, o, "retransmits",
 	      j_pair(b, "up", ph->retrans_up >= 0 ? j_int(b, ph->retrans_up) : NULL, "down",
 		     ph->retrans_down >= 0 ? j_int(b, ph->retrans_down) : NULL));
@@ -361,6 +366,7 @@ static json_object *json_buffer_est(struct jb *b, const struct buffer_estimate *
 			: NULL);
 	j_add(b, o, "unstable", j_bool(b, e->unstable));
 	j_add(b, o, "managed_queue", j_bool(b, e->managed));
+	j_add(b, o, "lower_bound_reason", e->lower_bound ? j_str(b, e->lower_bound_why) : NULL);
 	return o;
 }
 

@@ -200,11 +200,11 @@ static void text_buffer_line(const struct test_result *r, const char *dir, enum 
 	if (b->has_ci)
 		snprintf(ci, sizeof(ci), " [95 %% CI %s–%s%s]", num(b->ci_low_ms, 1, lo, sizeof(lo)),
 			 num(b->ci_high_ms, 1, hi, sizeof(hi)), b->unstable ? ", unstable" : "");
-	fprintf(out, "  %-9s %s%s ms%s ≈ %s   (%s phase, %zu samples; p50 %s ms, p99 %s ms%s)\n", dir,
+	fprintf(out, "  %-9s %s%s ms%s ≈ %s   (%s phase, %zu samples; p50 %s ms, p99 %s ms%s%s)\n", dir,
 		b->lower_bound ? "≥ " : "", num(b->ms, 1, ms, sizeof(ms)), ci,
 		human_bytes(b->bytes, bytes, sizeof(bytes)), phase_name(b->phase), b->samples,
 		num(b->q_p50_ms, 1, p50, sizeof(p50)), num(b->q_p99_ms, 1, p99, sizeof(p99)),
-		b->lower_bound ? "; lower bound: the load never saturated" : "");
+		b->lower_bound ? "; lower bound: " : "", b->lower_bound ? b->lower_bound_why : "");
 	if (b->managed)
 		fprintf(out, "  %-9s short queue with drops at full load: a managed queue (AQM), a policer "
 			     "or a host limit — the physical buffer is not observable\n", "");

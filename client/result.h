@@ -8,6 +8,7 @@
 
 #include "client/config.h"
 #include "client/lab.h"
+#include "common/sock.h"
 #include "common/stats.h"
 
 /* One UDP probe as the client saw it. Times are client CLOCK_MONOTONIC ns except srv_*. */
@@ -87,7 +88,10 @@ struct phase_result {
 	struct loss_pattern loss_up, loss_down; /* over the whole phase */
 	double recovery_ms;            /* load end → RTT back near idle (NAN: not within the gap) */
 	int64_t retrans_up, retrans_down; /* TCP retransmissions of the load flows (-1: unknown) */
-	uint64_t srv_retrans_start;    /* server's download retransmission count at phase start */
+	/* Share of the senders' busy time limited by the receive window / the send buffer
+	 * (TCP_INFO); NAN when unknown or the direction carried no load. */
+	double rwnd_limited_up, rwnd_limited_down, sndbuf_limited_up, sndbuf_limited_down;
+	struct tcp_totals srv_start;   /* server's download totals at phase start */
 	const char *grade;             /* from latency_increase_ms (NULL for idle) */
 };
 
@@ -105,6 +109,7 @@ struct buffer_estimate {
 	double ci_low_ms, ci_high_ms, ci_low_bytes, ci_high_bytes;
 	int unstable;              /* the interval's half-width exceeds 20 % of ms */
 	int managed;               /* saturated, small queue, yet drops: an AQM hides the buffer */
+	const char *lower_bound_why; /* "never saturated", "receive window", "send buffer" */
 };
 
 struct test_result {

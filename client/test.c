@@ -55,8 +55,8 @@ struct test {
 	int64_t prog_t;                   /* last progress line: time and byte counts */
 	uint64_t prog_down, prog_up;
 	int64_t prog_up_t;
-	uint64_t srv_retrans;             /* latest server download retransmission count */
-	struct phase_result *open_phase;  /* ended, waiting for its server retransmission count */
+	struct tcp_totals srv_totals;     /* latest server download-flow totals */
+	struct phase_result *open_phase;  /* ended, waiting for the server's totals */
 	int finishing;
 	int failed;
 	char err[256];
@@ -127,6 +127,42 @@ static void test_note_load_info(struct test *t)
 	}
 }
 
+/* Share of busy time a limit held, NAN when the flows were never busy. */
+static double limited_share(uint64_t limited_us, uint64_t busy_us)
+{
+	return busy_us ? (double)limited_us / (double)busy_us : NAN;
+}
+
+/* The client's upload senders of a phase: its load is per phase, so its totals are the phase's. */
+static void test_close_up_totals(struct test *t, struct phase_result *ph)
+{
+	struct tcp_totals up = { 0 };
+	int loaded = ph->kind == PHASE_UPLOAD || ph->kind == PHASE_BIDIR;
+
+	ph->rwnd_limited_up = ph->sndbuf_limited_up = NAN;
+	ph->retrans_up = loaded ? -1 : 0;
+	if (!loaded || t->load == NULL)
+		return;
+	load_up_totals(t->load, &up);
+	ph->retrans_up = (int64_t)up.retrans;
+	ph->rwnd_limited_up = limited_share(up.rwnd_limited_us, up.busy_us);
+	ph->sndbuf_limited_up = limited_share(up.sndbuf_limited_us, up.busy_us);
+}
+
+/* The first server stats after a phase ended close its download-side totals (stats come every
+ * 100 ms; the counters only grow while that phase's flows run). */
+static void test_close_down_totals(struct phase_result *ph, const struct tcp_totals *now)
+{
+	const struct tcp_totals *s = &ph->srv_start;
+	int loaded = ph->kind == PHASE_DOWNLOAD || ph->kind == PHASE_BIDIR;
+
+	ph->retrans_down = (int64_t)(now->retrans - s->retrans);
+	ph->rwnd_limited_down = loaded ? limited_share(now->rwnd_limited_us - s->rwnd_limited_us,
+						       now->busy_us - s->busy_us) : NAN;
+	ph->sndbuf_limited_down = loaded ? limited_share(now->sndbuf_limited_us - s->sndbuf_limited_us,
+							 now->busy_us - s->busy_us) : NAN;
+}
+
 static void test_end_step(struct test *t, int64_t now)
 {
 	struct step *s = &t->steps[t->cur];
@@ -136,9 +172,8 @@ static void test_end_step(struct test *t, int64_t now)
 		return;
 	ph = &t->res->phases[t->res->nphases - 1];
 	ph->end_ns = now;
-	ph->retrans_up = ph->kind == PHASE_UPLOAD || ph->kind == PHASE_BIDIR
-				 ? (t->load ? (int64_t)load_up_retrans(t->load) : -1) : 0;
-	ph->retrans_down = -1; /* filled from the server's count when its stats arrive */
+	test_close_up_totals(t, ph);
+	ph->retrans_down = -1; /* filled from the server's totals when its stats arrive */
 	t->open_phase = ph;
 	if (t->load) {
 		test_sample_down(t, now);
@@ -165,8 +200,13 @@ static void test_begin_step(struct test *t, int64_t now)
 	ph->kind = (enum phase_kind)s->kind;
 	ph->start_ns = now;
 	ph->end_ns = now + s->len_ns;
-	ph->srv_retrans_start = t->srv_retrans;
-	t->open_phase = NULL;
+	/* A phase that ended without a drain gap is closed with the latest server totals. */
+	if (t->open_phase) {
+		test_close_down_totals(t->open_phase, &t->srv_totals);
+		t->open_phase = NULL;
+	}
+	ph->srv_start = t->srv_totals;
+	ph->rwnd_limited_down = ph->sndbuf_limited_down = NAN;
 	ndown = (s->kind == PHASE_DOWNLOAD || s->kind == PHASE_BIDIR) ? t->cfg->flows : 0;
 	nup = (s->kind == PHASE_UPLOAD || s->kind == PHASE_BIDIR) ? t->cfg->flows : 0;
 	if (ndown + nup == 0)
@@ -254,11 +294,9 @@ static void test_on_stats(struct test *t, const struct ctrl_stats *st)
 		t->up_srv_t = a;
 	}
 	t->up_srv_t[r->nup - 1] = st->t_ns;
-	t->srv_retrans = st->down_retrans;
-	/* The first stats after a phase ended close its server-side retransmission count (stats
-	 * come every 100 ms, and the count only grows while the phase's flows run). */
+	t->srv_totals = st->down;
 	if (t->open_phase) {
-		t->open_phase->retrans_down = (int64_t)(st->down_retrans - t->open_phase->srv_retrans_start);
+		test_close_down_totals(t->open_phase, &st->down);
 		t->open_phase = NULL;
 	}
 	if (st->cc_failures > 0 && r->cc.server_ok) {

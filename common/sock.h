@@ -33,6 +33,14 @@ struct sock_tcp_stats {
 	uint64_t busy_us, rwnd_limited_us, sndbuf_limited_us;
 };
 int sock_tcp_info(int fd, struct sock_tcp_stats *st);
+
+/* Running totals over load flows: what limited them and how often they retransmitted. */
+struct tcp_totals {
+	uint64_t retrans;
+	uint64_t busy_us, rwnd_limited_us, sndbuf_limited_us;
+};
+/* Adds fd's TCP_INFO counters to t (nothing if TCP_INFO fails). */
+void sock_tcp_totals_add(int fd, struct tcp_totals *t);
 /* Keeps a bulk sender's unsent backlog near 5 ms of its delivery rate (at least 16 KiB), as
  * the responsiveness draft asks, so the tool adds no queue of its own. */
 int sock_tune_notsent_lowat(int fd);

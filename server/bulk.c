@@ -34,10 +34,8 @@ static void bulk_unlink(struct bulk_flow *f)
 
 void bulk_close(struct bulk_flow *f)
 {
-	struct sock_tcp_stats ti;
-
-	if (f->dir == WIRE_DIR_DOWN && sock_tcp_info(f->fd, &ti) == 0)
-		f->sess->down_retrans_closed += ti.total_retrans;
+	if (f->dir == WIRE_DIR_DOWN)
+		sock_tcp_totals_add(f->fd, &f->sess->down_closed);
 	bulk_unlink(f);
 	event_free(f->ev);
 	close(f->fd);
@@ -136,15 +134,12 @@ int bulk_attach(struct session *sess, int fd, const struct wire_data_hello *h, s
 	return 0;
 }
 
-uint64_t bulk_down_retrans(const struct session *sess)
+void bulk_down_totals(const struct session *sess, struct tcp_totals *t)
 {
-	uint64_t n = sess->down_retrans_closed;
-	struct sock_tcp_stats ti;
-
+	*t = sess->down_closed;
 	for (const struct bulk_flow *f = sess->flows; f; f = f->next)
-		if (f->dir == WIRE_DIR_DOWN && sock_tcp_info(f->fd, &ti) == 0)
-			n += ti.total_retrans;
-	return n;
+		if (f->dir == WIRE_DIR_DOWN)
+			sock_tcp_totals_add(f->fd, t);
 }
 
 void bulk_tune(struct session *sess)

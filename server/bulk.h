@@ -23,8 +23,8 @@ int bulk_attach(struct session *sess, int fd, const struct wire_data_hello *h,
 		size_t prelen);
 /* Closes and frees one flow, unlinking it from its session. */
 void bulk_close(struct bulk_flow *f);
-/* Retransmitted segments of the session's download flows, open and closed (TCP_INFO). */
-uint64_t bulk_down_retrans(const struct session *sess);
+/* TCP_INFO totals of the session's download flows, open and closed. */
+void bulk_down_totals(const struct session *sess, struct tcp_totals *t);
 /* Re-tunes TCP_NOTSENT_LOWAT of the session's senders from their delivery rate. */
 void bulk_tune(struct session *sess);
 

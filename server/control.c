@@ -129,6 +129,7 @@ void control_close_all(struct server_ctx *srv)
 static json_object *session_stats(struct session *s, int final)
 {
 	json_object *msg = wire_ctrl_new("stats");
+	struct tcp_totals tt;
 
 	json_object_object_add(msg, "t_ns", json_object_new_int64(clock_mono_ns()));
 	json_object_object_add(msg, "up_rx_bytes", json_object_new_int64((int64_t)s->up_rx_bytes));
@@ -138,7 +139,13 @@ static json_object *session_stats(struct session *s, int final)
 	json_object_object_add(msg, "flows_down", json_object_new_int(s->nflows[0]));
 	json_object_object_add(msg, "flows_up", json_object_new_int(s->nflows[1]));
 	json_object_object_add(msg, "cc_failures", json_object_new_int64((int64_t)s->cc_failures));
-	json_object_object_add(msg, "down_retrans", json_object_new_int64((int64_t)bulk_down_retrans(s)));
+	bulk_down_totals(s, &tt);
+	json_object_object_add(msg, "down_retrans", json_object_new_int64((int64_t)tt.retrans));
+	json_object_object_add(msg, "down_busy_us", json_object_new_int64((int64_t)tt.busy_us));
+	json_object_object_add(msg, "down_rwnd_limited_us",
+			       json_object_new_int64((int64_t)tt.rwnd_limited_us));
+	json_object_object_add(msg, "down_sndbuf_limited_us",
+			       json_object_new_int64((int64_t)tt.sndbuf_limited_us));
 	if (final)
 		json_object_object_add(msg, "final", json_object_new_boolean(1));
 	return msg;

@@ -10,6 +10,7 @@
 #include <event2/bufferevent.h>
 #include <event2/event.h>
 
+#include "common/sock.h"
 #include "common/wire.h"
 
 struct bulk_flow;
@@ -39,7 +40,7 @@ struct session {
 	uint64_t down_tx_bytes;       /* bytes written by our senders */
 	uint64_t up_rx_bytes;         /* bytes received by our sinks (what the client uploaded) */
 	uint64_t cc_failures;         /* flows where setting cc failed */
-	uint64_t down_retrans_closed; /* retransmissions of download flows already closed */
+	struct tcp_totals down_closed; /* TCP_INFO totals of download flows already closed */
 	struct server_ctx *srv;
 	struct session *next;
 };

@@ -751,6 +751,30 @@ static void test_run_degraded(void **state)
 	result_free(&r);
 }
 
+/* Senders limited by the receive window for half their busy time: the estimate stays, but as a
+ * lower bound with the reason, and the report warns. 10 % is the threshold. */
+static void test_run_window_limited(void **state)
+{
+	struct test_result r;
+
+	make_run(&r, 1, 1);
+	r.phases[1].rwnd_limited_down = 0.5;
+	analysis_run(&r);
+	assert_int_equal(r.buffer_down.valid, 1);
+	assert_int_equal(r.buffer_down.lower_bound, 1);
+	assert_string_equal(r.buffer_down.lower_bound_why, "receive window");
+	assert_int_equal(r.nwarnings, 1);
+	assert_non_null(strstr(r.warnings[0], "receive window 50 %"));
+	result_free(&r);
+
+	make_run(&r, 1, 1);
+	r.phases[1].sndbuf_limited_down = 0.09; /* under the threshold: not a limit */
+	analysis_run(&r);
+	assert_int_equal(r.buffer_down.lower_bound, 0);
+	assert_null(r.buffer_down.lower_bound_why);
+	result_free(&r);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -774,6 +798,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_run_complete),
 		cmocka_unit_test(test_run_degraded),
 		cmocka_unit_test(test_loss_window_splits_run),
+		cmocka_unit_test(test_run_window_limited),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
