@@ -53,7 +53,7 @@ static void cli_usage(FILE *f)
 		"      --html FILE        write a self-contained HTML report with charts\n"
 		"      --flent FILE       write a flent data file (.flent.gz) flent can plot\n"
 		"  -q, --quiet            no text output\n"
-		"  -v, --verbose          more logging\n"
+		"  -v, --verbose          details in the text report, more logging (twice: debug)\n"
 		"  -h, --help             this help;  -V, --version  print the version\n"
 		"lab (needs root): emulates a bottleneck in network namespaces and runs the real\n"
 		"daemon and client through it, printing the measurement next to the configured truth.\n"

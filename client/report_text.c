@@ -378,6 +378,53 @@ static void text_drops(const struct test_result *r, FILE *out)
 	fputc('\n', out);
 }
 
+static void detail_pattern(const char *dir, const struct loss_pattern *lp, FILE *out)
+{
+	char d[16], p[16], rr[16], bd[16], gd[16], qb[16];
+
+	fprintf(out, "    %-4s %-9s lost %zu in %zu periods (mean %.2f, max %zu), distance %s, "
+		     "Gilbert p %s r %s, bursts %zu (density %s, gap %s), q before loss %s ms\n",
+		dir, lp->cls ? lp->cls : "-", lp->lost, lp->periods, lp->periods ? lp->mean_period : 0.0,
+		lp->max_period, num(lp->mean_distance, 1, d, sizeof(d)), num(lp->gilbert_p, 4, p, sizeof(p)),
+		num(lp->gilbert_r, 4, rr, sizeof(rr)), lp->bursts, num(lp->burst_density, 3, bd, sizeof(bd)),
+		num(lp->gap_density, 4, gd, sizeof(gd)), num(lp->q_before_ms, 1, qb, sizeof(qb)));
+}
+
+/* With -v: everything behind the summary, per phase. */
+static void text_details(const struct test_result *r, FILE *out)
+{
+	char a[16], b[16], c[16], d[16];
+
+	fprintf(out, "\nDetails\n");
+	if (r->sync.valid)
+		fprintf(out, "  clock sync: error bound ±%s ms, drift %s ppm (%s), %zu + %zu exchanges; "
+			     "idle one-way minima up %s ms, down %s ms\n",
+			num(r->sync.error_ns / 1e6, 3, a, sizeof(a)), num(r->sync.drift * 1e6, 3, b, sizeof(b)),
+			r->sync.drift_fitted ? "corrected" : "not corrected", r->sync.n_pre, r->sync.n_post,
+			num(r->owd0_up_ms, 3, c, sizeof(c)), num(r->owd0_down_ms, 3, d, sizeof(d)));
+	else
+		fprintf(out, "  clock sync: not available (per-direction figures use RTT)\n");
+	fprintf(out, "  load flows: MSS %d, IP bytes per goodput byte %s\n", r->mss,
+		num(r->ip_overhead, 4, a, sizeof(a)));
+	for (int i = 0; i < r->nphases && i < PHASE_KINDS; i++) {
+		const struct phase_result *ph = &r->phases[i];
+
+		fprintf(out, "  %s: %.1f–%.1f s, steady from %s s, probes %zu sent / %zu answered",
+			phase_name(ph->kind), (double)(ph->start_ns - r->t0_ns) / 1e9,
+			(double)(ph->end_ns - r->t0_ns) / 1e9,
+			ph->steady_start_ns < 0 ? "-" : num((double)(ph->steady_start_ns - r->t0_ns) / 1e9, 2, a, sizeof(a)),
+			ph->probes_sent, ph->probes_received);
+		if (ph->kind != PHASE_IDLE)
+			fprintf(out, ", rwnd-limited up %s down %s, sndbuf-limited up %s down %s",
+				num(ph->rwnd_limited_up, 3, a, sizeof(a)), num(ph->rwnd_limited_down, 3, b, sizeof(b)),
+				num(ph->sndbuf_limited_up, 3, c, sizeof(c)),
+				num(ph->sndbuf_limited_down, 3, d, sizeof(d)));
+		fputc('\n', out);
+		detail_pattern("up", &ph->loss_up, out);
+		detail_pattern("down", &ph->loss_down, out);
+	}
+}
+
 void report_text(const struct test_result *r, FILE *out)
 {
 	text_header(r, out);
@@ -398,4 +445,6 @@ void report_text(const struct test_result *r, FILE *out)
 		fputc('\n', out);
 		text_lab(r, out);
 	}
+	if (r->cfg.verbose > 0)
+		text_details(r, out);
 }
