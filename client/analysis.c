@@ -278,14 +278,6 @@ static void analysis_baseline(struct test_result *r, double *idle_p50)
 
 static struct delay_ref delay_ref_for(const struct test_result *r, enum delay_kind oneway);
 
-static const struct phase_result *find_phase(const struct test_result *r, enum phase_kind k)
-{
-	for (int i = 0; i < r->nphases; i++)
-		if (r->phases[i].kind == k)
-			return &r->phases[i];
-	return NULL;
-}
-
 /* Minimum one-way delays (ms) of replies to probes sent in [from, to). */
 static void owd_minimum(const struct test_result *r, int64_t from, int64_t to, double *up,
 			double *down)
@@ -311,7 +303,7 @@ static void owd_minimum(const struct test_result *r, int64_t from, int64_t to, d
  * one-way delays cannot be trusted; the estimates then fall back to RTT. */
 static void analysis_sync(struct test_result *r)
 {
-	const struct phase_result *idle = find_phase(r, PHASE_IDLE);
+	const struct phase_result *idle = result_find_phase(r, PHASE_IDLE);
 	int64_t last_end = INT64_MIN;
 
 	if (idle == NULL)
@@ -460,7 +452,7 @@ static void analysis_patterns(struct test_result *r)
 {
 	double *share = malloc((r->nprobes + 1) * sizeof(*share));
 	double *q = malloc((r->nprobes + 1) * sizeof(*q));
-	const struct phase_result *idle = find_phase(r, PHASE_IDLE);
+	const struct phase_result *idle = result_find_phase(r, PHASE_IDLE);
 
 	if (share == NULL || q == NULL)
 		goto out;
@@ -493,7 +485,7 @@ out:
  * 5 consecutive replies stay within the idle p99 + 1 ms. NAN if not before the next phase. */
 static void analysis_recovery(struct test_result *r)
 {
-	const struct phase_result *idle = find_phase(r, PHASE_IDLE);
+	const struct phase_result *idle = result_find_phase(r, PHASE_IDLE);
 	double limit = idle && idle->rtt_ms.n ? idle->rtt_ms.p99 + 1.0 : NAN;
 
 	for (int i = 0; i < r->nphases; i++) {
@@ -565,7 +557,8 @@ static void analysis_grades(struct test_result *r)
 static void analysis_advice(struct test_result *r)
 {
 	double ovh = isnan(r->ip_overhead) ? 1.0 : r->ip_overhead;
-	const struct phase_result *d = find_phase(r, PHASE_DOWNLOAD), *u = find_phase(r, PHASE_UPLOAD);
+	const struct phase_result *d = result_find_phase(r, PHASE_DOWNLOAD);
+	const struct phase_result *u = result_find_phase(r, PHASE_UPLOAD);
 
 	r->shaper_down_mbps = d ? 0.9 * d->down_mbps * ovh : NAN;
 	r->shaper_up_mbps = u ? 0.9 * u->up_mbps * ovh : NAN;

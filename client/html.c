@@ -169,14 +169,6 @@ static void page_phases(struct svg_buf *b, const struct test_result *r)
 			 "bound (≥).</p>\n");
 }
 
-static int ran_phase(const struct test_result *r, enum phase_kind k)
-{
-	for (int i = 0; i < r->nphases && i < PHASE_KINDS; i++)
-		if (r->phases[i].kind == k)
-			return 1;
-	return 0;
-}
-
 /* Notes on an estimate: lower bound, unstable interval, managed queue. */
 static void buffer_notes(const struct buffer_estimate *e, char *buf, size_t len)
 {
@@ -214,7 +206,7 @@ static void buffer_row(struct svg_buf *b, const struct test_result *r, const cha
 	svg_printf(b, "<tr><td class=\"l\">%s</td><td class=\"l\">%s</td>", dir, phase_name(k));
 	if (!e->valid) {
 		svg_printf(b, "<td class=\"l\" colspan=\"7\">not measured (%s)</td></tr>\n",
-			   !ran_phase(r, k) ? "phase not run" : !isfinite(r->rtt0_ms) ?
+			   !result_find_phase(r, k) ? "phase not run" : !isfinite(r->rtt0_ms) ?
 			   "no baseline RTT" : "no probe replies in the window");
 		return;
 	}

@@ -175,14 +175,6 @@ static void text_phases(const struct test_result *r, FILE *out)
 			     "figures are uncertain and a buffer measured there is a lower bound\n");
 }
 
-static int ran_phase(const struct test_result *r, enum phase_kind k)
-{
-	for (int i = 0; i < r->nphases && i < PHASE_KINDS; i++)
-		if (r->phases[i].kind == k)
-			return 1;
-	return 0;
-}
-
 static void text_buffer_line(const struct test_result *r, const char *dir, enum phase_kind k,
 			     const struct buffer_estimate *b, FILE *out)
 {
@@ -190,7 +182,7 @@ static void text_buffer_line(const struct test_result *r, const char *dir, enum 
 	const char *why = "no probe replies in the window";
 
 	if (!b->valid) {
-		if (!ran_phase(r, k))
+		if (!result_find_phase(r, k))
 			why = "phase not run";
 		else if (!isfinite(r->rtt0_ms))
 			why = "no baseline RTT";

@@ -24,6 +24,14 @@ void result_free(struct test_result *r)
 	r->down = r->up = NULL;
 }
 
+const struct phase_result *result_find_phase(const struct test_result *r, enum phase_kind k)
+{
+	for (int i = 0; i < r->nphases && i < PHASE_KINDS; i++)
+		if (r->phases[i].kind == k)
+			return &r->phases[i];
+	return NULL;
+}
+
 size_t result_replies(const struct test_result *r)
 {
 	size_t n = 0;

@@ -154,6 +154,8 @@ struct test_result {
 
 void result_init(struct test_result *r, const struct client_config *cfg);
 void result_free(struct test_result *r);
+/* The first phase of kind k that ran, or NULL. */
+const struct phase_result *result_find_phase(const struct test_result *r, enum phase_kind k);
 /* Probes that got a valid reply. */
 size_t result_replies(const struct test_result *r);
 /* Adds a one-sentence warning shown in text and JSON output. */

@@ -93,29 +93,6 @@ static struct tput_rec *ramp_series(int64_t start, int64_t dur, int64_t ramp_ns,
 	return s;
 }
 
-/* A series whose rate alternates R(1 + a) and R(1 - a) each interval of IV. */
-static struct tput_rec *alternating_series(int64_t start, int64_t dur, double a, size_t *n)
-{
-	size_t m = (size_t)(dur / STEP) + 1;
-	struct tput_rec *s = calloc(m, sizeof(*s));
-	double bytes = 0;
-
-	assert_non_null(s);
-	for (size_t i = 0; i < m; i++) {
-		int64_t t = (int64_t)i * STEP;
-
-		if (i > 0) {
-			int k = (int)((t - STEP) / IV);
-
-			bytes += RATE_BPS * (k % 2 ? 1 - a : 1 + a) * (double)STEP / SEC;
-		}
-		s[i].t_ns = start + t;
-		s[i].bytes = (uint64_t)llround(bytes);
-	}
-	*n = m;
-	return s;
-}
-
 /* A series whose rate over interval k (of IV) is R * factor(k, arg). */
 static struct tput_rec *interval_series(int64_t start, int64_t dur, double (*factor)(int, double),
 					double arg, size_t *n)
@@ -135,6 +112,17 @@ static struct tput_rec *interval_series(int64_t start, int64_t dur, double (*fac
 	}
 	*n = m;
 	return s;
+}
+
+/* Alternates R(1 + a) and R(1 - a) from one interval to the next. */
+static double alternating_factor(int k, double a)
+{
+	return k % 2 ? 1 - a : 1 + a;
+}
+
+static struct tput_rec *alternating_series(int64_t start, int64_t dur, double a, size_t *n)
+{
+	return interval_series(start, dur, alternating_factor, a, n);
 }
 
 /* Grows by a factor g per interval, like slow start: never stable. */
