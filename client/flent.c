@@ -15,8 +15,11 @@
 #include <json-c/json.h>
 #include <zlib.h>
 
+#include "client/analysis.h"
 #include "common/fileio.h"
+#include "common/jsonb.h"
 #include "common/log.h"
+#include "common/util.h"
 
 #define FLENT_VERSION 4          /* flent's FILEFORMAT_VERSION */
 #define FLENT_STEP_S 0.2         /* rrul's STEP_SIZE */
@@ -30,73 +33,10 @@
 #define S_UP "TCP upload BE"
 #define S_PING "Ping (ms) UDP BE"
 
-/* json-c signals a failed allocation only by NULL, which is also a deliberate JSON null;
- * every constructor goes through this builder, which remembers failures. */
-struct fb {
-	int failed;
-};
-
-static json_object *fb_check(struct fb *b, json_object *o)
-{
-	if (o == NULL)
-		b->failed = 1;
-	return o;
-}
-
-/* v with dec decimals; NULL (JSON null) when v is NAN or infinite. */
-static json_object *fb_num(struct fb *b, double v, int dec)
-{
-	char buf[48], *p;
-
-	if (!isfinite(v))
-		return NULL;
-	snprintf(buf, sizeof(buf), "%.*f", dec, v);
-	for (p = buf; *p; p++) /* a decimal comma from LC_NUMERIC would be invalid JSON */
-		if (*p == ',')
-			*p = '.';
-	return fb_check(b, json_object_new_double_s(v, buf));
-}
-
-static json_object *fb_str(struct fb *b, const char *s)
-{
-	return fb_check(b, json_object_new_string(s));
-}
-
-/* Adds v under key; takes ownership of v in every case. */
-static void fb_add(struct fb *b, json_object *o, const char *key, json_object *v)
-{
-	if (o == NULL || json_object_object_add(o, key, v) != 0) {
-		json_object_put(v);
-		b->failed = 1;
-	}
-}
-
-/* Appends v (NULL: a JSON null) to a; takes ownership of v in every case. */
-static void fb_push(struct fb *b, json_object *a, json_object *v)
-{
-	if (a == NULL || json_object_array_add(a, v) != 0) {
-		json_object_put(v);
-		b->failed = 1;
-	}
-}
-
 /* Wall clock (epoch seconds) of client monotonic time t_ns. */
 static double flent_epoch(const struct test_result *r, int64_t t_ns)
 {
 	return (double)(r->start_real_ns + (t_ns - r->t0_ns)) / 1e9;
-}
-
-/* "2024-05-01T12:00:00.123456Z": flent parses T0 and TIME only in this form (a number makes
- * it fail with a TypeError). */
-static void flent_iso(int64_t real_ns, char *buf, size_t len)
-{
-	time_t sec = (time_t)(real_ns / 1000000000LL);
-	struct tm tm;
-	char tmp[32];
-
-	gmtime_r(&sec, &tm);
-	strftime(tmp, sizeof(tmp), "%Y-%m-%dT%H:%M:%S", &tm);
-	snprintf(buf, len, "%s.%06dZ", tmp, (int)((real_ns / 1000LL) % 1000000LL));
 }
 
 /* Seconds from t0 to the last sample of any series (at least one step). */
@@ -118,38 +58,19 @@ static double flent_span_s(const struct test_result *r)
 	return fmax((double)(end - r->t0_ns) / 1e9, FLENT_STEP_S);
 }
 
-/* Cumulative bytes of s at t_ns, linearly interpolated; NAN outside the samples. *cur is a
- * search hint: calls must come with non-decreasing t_ns. */
-static double flent_bytes_at(const struct tput_rec *s, size_t n, int64_t t_ns, size_t *cur)
-{
-	size_t i = *cur;
-	double f;
-
-	if (n == 0 || t_ns < s[0].t_ns || t_ns > s[n - 1].t_ns)
-		return NAN;
-	while (i + 1 < n && s[i + 1].t_ns < t_ns)
-		i++;
-	*cur = i;
-	if (i + 1 >= n || s[i + 1].t_ns == s[i].t_ns)
-		return (double)s[i].bytes;
-	f = (double)(t_ns - s[i].t_ns) / (double)(s[i + 1].t_ns - s[i].t_ns);
-	return (double)s[i].bytes + f * ((double)s[i + 1].bytes - (double)s[i].bytes);
-}
-
 /* Goodput (Mbit/s) in each bin (x[i-1], x[i]] of the cumulative series s; out[0] and bins
  * not fully covered by samples are NAN. */
 static void flent_goodput(const struct test_result *r, const struct tput_rec *s, size_t n,
 			  double *out, size_t nbins)
 {
-	size_t cur = 0;
-	double prev = NAN;
+	int64_t prev = r->t0_ns;
 
-	for (size_t i = 0; i < nbins; i++) {
+	out[0] = NAN;
+	for (size_t i = 1; i < nbins; i++) {
 		int64_t t = r->t0_ns + (int64_t)llround((double)i * FLENT_STEP_S * 1e9);
-		double b = flent_bytes_at(s, n, t, &cur);
 
-		out[i] = i > 0 ? (b - prev) * 8.0 / FLENT_STEP_S / 1e6 : NAN;
-		prev = b;
+		out[i] = analysis_rate_bps(s, n, prev, t) / 1e6;
+		prev = t;
 	}
 }
 
@@ -176,55 +97,55 @@ static void flent_ping(const struct test_result *r, double *sum, size_t *cnt, si
 }
 
 /* The results array (one value or null per x) of v. */
-static json_object *flent_series(struct fb *b, const double *v, size_t nbins, int dec)
+static json_object *flent_series(struct jb *b, const double *v, size_t nbins, int dec)
 {
-	json_object *a = fb_check(b, json_object_new_array_ext((int)nbins));
+	json_object *a = jb_check(b, json_object_new_array_ext((int)nbins));
 
 	for (size_t i = 0; i < nbins; i++)
-		fb_push(b, a, fb_num(b, v[i], dec));
+		jb_push(b, a, jb_num(b, v[i], dec));
 	return a;
 }
 
 /* Raw values of a binned series: {t, val} at each bin with a value. We keep cumulative byte
  * counts, not per-interval rates, so the 0.2 s bins are our "raw" goodput (as netperf's demo
  * mode reports one rate per STEP_SIZE in a real rrul run). */
-static json_object *flent_raw_bins(struct fb *b, const struct test_result *r, const double *v,
+static json_object *flent_raw_bins(struct jb *b, const struct test_result *r, const double *v,
 				   size_t nbins, int dec)
 {
-	json_object *a = fb_check(b, json_object_new_array());
+	json_object *a = jb_check(b, json_object_new_array());
 
 	for (size_t i = 0; i < nbins; i++) {
 		json_object *e;
 
 		if (!isfinite(v[i]))
 			continue;
-		e = fb_check(b, json_object_new_object());
-		fb_add(b, e, "t", fb_num(b, (double)r->start_real_ns / 1e9 + (double)i * FLENT_STEP_S, 6));
-		fb_add(b, e, "val", fb_num(b, v[i], dec));
-		fb_push(b, a, e);
+		e = jb_check(b, json_object_new_object());
+		jb_add(b, e, "t", jb_num(b, (double)r->start_real_ns / 1e9 + (double)i * FLENT_STEP_S, 6));
+		jb_add(b, e, "val", jb_num(b, v[i], dec));
+		jb_push(b, a, e);
 	}
 	return a;
 }
 
 /* Raw probes in the form of flent's irtt runner: a reply is {seq, t (receive time), val (RTT
  * ms)}; a lost probe is {seq, t (send time), lost: true} without val, which flent skips. */
-static json_object *flent_raw_ping(struct fb *b, const struct test_result *r)
+static json_object *flent_raw_ping(struct jb *b, const struct test_result *r)
 {
-	json_object *a = fb_check(b, json_object_new_array_ext((int)r->nprobes));
+	json_object *a = jb_check(b, json_object_new_array_ext((int)r->nprobes));
 
 	for (size_t i = 0; i < r->nprobes; i++) {
 		const struct probe_rec *p = &r->probes[i];
-		json_object *e = fb_check(b, json_object_new_object());
+		json_object *e = jb_check(b, json_object_new_object());
 
-		fb_add(b, e, "seq", fb_check(b, json_object_new_int64(p->seq)));
+		jb_add(b, e, "seq", jb_check(b, json_object_new_int64(p->seq)));
 		if (p->received) {
-			fb_add(b, e, "t", fb_num(b, flent_epoch(r, p->send_ns + p->rtt_ns), 6));
-			fb_add(b, e, "val", fb_num(b, (double)p->rtt_ns / 1e6, 3));
+			jb_add(b, e, "t", jb_num(b, flent_epoch(r, p->send_ns + p->rtt_ns), 6));
+			jb_add(b, e, "val", jb_num(b, (double)p->rtt_ns / 1e6, 3));
 		} else {
-			fb_add(b, e, "t", fb_num(b, flent_epoch(r, p->send_ns), 6));
-			fb_add(b, e, "lost", fb_check(b, json_object_new_boolean(1)));
+			jb_add(b, e, "t", jb_num(b, flent_epoch(r, p->send_ns), 6));
+			jb_add(b, e, "lost", jb_check(b, json_object_new_boolean(1)));
 		}
-		fb_push(b, a, e);
+		jb_push(b, a, e);
 	}
 	return a;
 }
@@ -242,43 +163,43 @@ static double flent_load_s(const struct test_result *r)
 
 /* Only keys flent records itself: it copies every metadata key into its settings, so e.g.
  * DELAY would move the ping CDF's cut-off and FORMAT would change its output. */
-static json_object *flent_metadata(struct fb *b, const struct test_result *r, double total_s)
+static json_object *flent_metadata(struct jb *b, const struct test_result *r, double total_s)
 {
-	json_object *m = fb_check(b, json_object_new_object()), *hosts;
+	json_object *m = jb_check(b, json_object_new_object()), *hosts;
 	const char *host = r->cfg.server && *r->cfg.server ? r->cfg.server : r->server_addr;
 	char local[256], iso[64], title[160];
 
 	if (gethostname(local, sizeof(local)) < 0)
 		snprintf(local, sizeof(local), "localhost");
 	local[sizeof(local) - 1] = '\0';
-	flent_iso(r->start_real_ns, iso, sizeof(iso));
+	util_iso8601(r->start_real_ns, iso, sizeof(iso));
 	snprintf(title, sizeof(title), "bloatmeter %s to %s, %d flows per direction", BM_VERSION,
 		 r->server_addr, r->cfg.flows);
 
-	fb_add(b, m, "NAME", fb_str(b, "rrul"));
-	fb_add(b, m, "TITLE", fb_str(b, title));
-	fb_add(b, m, "NOTE", fb_str(b, "Written by bloatmeter " BM_VERSION ". TCP * BE is the "
+	jb_add(b, m, "NAME", jb_str(b, "rrul"));
+	jb_add(b, m, "TITLE", jb_str(b, title));
+	jb_add(b, m, "NOTE", jb_str(b, "Written by bloatmeter " BM_VERSION ". TCP * BE is the "
 				       "aggregate goodput of all load flows (all unmarked); BK, CS5, "
 				       "EF, ICMP and UDP BK/EF were not measured. Ping (ms) UDP BE "
 				       "is bloatmeter's UDP probe RTT."));
-	fb_add(b, m, "LOCAL_HOST", fb_str(b, local));
-	fb_add(b, m, "HOST", fb_str(b, host));
-	hosts = fb_check(b, json_object_new_array());
-	fb_push(b, hosts, fb_str(b, host));
-	fb_add(b, m, "HOSTS", hosts);
-	fb_add(b, m, "IP_VERSION", fb_check(b, json_object_new_int(r->server_addr[0] == '[' ? 6 : 4)));
-	fb_add(b, m, "LENGTH", fb_num(b, flent_load_s(r), 3));
-	fb_add(b, m, "TOTAL_LENGTH", fb_num(b, total_s, 3));
-	fb_add(b, m, "STEP_SIZE", fb_num(b, FLENT_STEP_S, 1));
-	fb_add(b, m, "TIME", fb_str(b, iso));
-	fb_add(b, m, "T0", fb_str(b, iso));
+	jb_add(b, m, "LOCAL_HOST", jb_str(b, local));
+	jb_add(b, m, "HOST", jb_str(b, host));
+	hosts = jb_check(b, json_object_new_array());
+	jb_push(b, hosts, jb_str(b, host));
+	jb_add(b, m, "HOSTS", hosts);
+	jb_add(b, m, "IP_VERSION", jb_check(b, json_object_new_int(r->server_addr[0] == '[' ? 6 : 4)));
+	jb_add(b, m, "LENGTH", jb_num(b, flent_load_s(r), 3));
+	jb_add(b, m, "TOTAL_LENGTH", jb_num(b, total_s, 3));
+	jb_add(b, m, "STEP_SIZE", jb_num(b, FLENT_STEP_S, 1));
+	jb_add(b, m, "TIME", jb_str(b, iso));
+	jb_add(b, m, "T0", jb_str(b, iso));
 	return m;
 }
 
 /* The whole data file as a JSON object; NULL when out of memory. */
 static json_object *flent_json(const struct test_result *r)
 {
-	struct fb b = { 0 };
+	struct jb b = { 0 };
 	double total = flent_span_s(r);
 	size_t nbins = (size_t)ceil(total / FLENT_STEP_S - 1e-9) + 1;
 	double *down, *up, *ping;
@@ -297,24 +218,24 @@ static json_object *flent_json(const struct test_result *r)
 	flent_goodput(r, r->up, r->nup, up, nbins);
 	flent_ping(r, ping, cnt, nbins);
 
-	o = fb_check(&b, json_object_new_object());
-	xs = fb_check(&b, json_object_new_array_ext((int)nbins));
+	o = jb_check(&b, json_object_new_object());
+	xs = jb_check(&b, json_object_new_array_ext((int)nbins));
 	for (size_t i = 0; i < nbins; i++)
-		fb_push(&b, xs, fb_num(&b, (double)i * FLENT_STEP_S, 1));
-	res = fb_check(&b, json_object_new_object());
-	fb_add(&b, res, S_DOWN, flent_series(&b, down, nbins, 3));
-	fb_add(&b, res, S_UP, flent_series(&b, up, nbins, 3));
-	fb_add(&b, res, S_PING, flent_series(&b, ping, nbins, 3));
-	raw = fb_check(&b, json_object_new_object());
-	fb_add(&b, raw, S_DOWN, flent_raw_bins(&b, r, down, nbins, 3));
-	fb_add(&b, raw, S_UP, flent_raw_bins(&b, r, up, nbins, 3));
-	fb_add(&b, raw, S_PING, flent_raw_ping(&b, r));
+		jb_push(&b, xs, jb_num(&b, (double)i * FLENT_STEP_S, 1));
+	res = jb_check(&b, json_object_new_object());
+	jb_add(&b, res, S_DOWN, flent_series(&b, down, nbins, 3));
+	jb_add(&b, res, S_UP, flent_series(&b, up, nbins, 3));
+	jb_add(&b, res, S_PING, flent_series(&b, ping, nbins, 3));
+	raw = jb_check(&b, json_object_new_object());
+	jb_add(&b, raw, S_DOWN, flent_raw_bins(&b, r, down, nbins, 3));
+	jb_add(&b, raw, S_UP, flent_raw_bins(&b, r, up, nbins, 3));
+	jb_add(&b, raw, S_PING, flent_raw_ping(&b, r));
 
-	fb_add(&b, o, "version", fb_check(&b, json_object_new_int(FLENT_VERSION)));
-	fb_add(&b, o, "metadata", flent_metadata(&b, r, (double)(nbins - 1) * FLENT_STEP_S));
-	fb_add(&b, o, "x_values", xs);
-	fb_add(&b, o, "results", res);
-	fb_add(&b, o, "raw_values", raw);
+	jb_add(&b, o, "version", jb_check(&b, json_object_new_int(FLENT_VERSION)));
+	jb_add(&b, o, "metadata", flent_metadata(&b, r, (double)(nbins - 1) * FLENT_STEP_S));
+	jb_add(&b, o, "x_values", xs);
+	jb_add(&b, o, "results", res);
+	jb_add(&b, o, "raw_values", raw);
 	if (b.failed) {
 		json_object_put(o);
 		o = NULL;
