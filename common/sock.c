@@ -369,3 +369,22 @@ uint16_t sock_port(const struct sockaddr *sa)
 		return ntohs(((const struct sockaddr_in6 *)sa)->sin6_port);
 	return 0;
 }
+
+int sock_set_dscp(int fd, int dscp)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+	int tos = dscp << 2; /* DSCP is the upper six bits; ECN bits stay 0 */
+
+	if (dscp < 0)
+		return 0;
+	if (dscp > 63) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (getsockname(fd, (struct sockaddr *)&ss, &len) < 0)
+		return -1;
+	if (ss.ss_family == AF_INET6)
+		return setsockopt(fd, IPPROTO_IPV6, IPV6_TCLASS, &tos, sizeof(tos));
+	return setsockopt(fd, IPPROTO_IP, IP_TOS, &tos, sizeof(tos));
+}

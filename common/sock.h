@@ -20,6 +20,9 @@ int sock_set_notsent_lowat(int fd, int bytes);
 int sock_set_abortive_close(int fd);
 /* Sets TCP_CONGESTION; returns 0 or -1 with errno (EPERM when not allowed unprivileged). */
 int sock_set_cc(int fd, const char *name);
+/* Marks the socket's packets with DSCP 0..63 (IP_TOS or IPV6_TCLASS by the socket's family);
+ * dscp < 0 leaves the default. 0 or -1 with errno. */
+int sock_set_dscp(int fd, int dscp);
 /* Reads back the algorithm the socket really uses into buf. */
 int sock_get_cc(int fd, char *buf, size_t len);
 /* The TCP_INFO fields bloatmeter uses (glibc's struct tcp_info lags the kernel's). */
