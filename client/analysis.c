@@ -9,12 +9,13 @@
 #include "client/bootstrap.h"
 #include "client/clocksync.h"
 #include "client/droppattern.h"
+#include "client/probestats.h"
 #include "common/clock.h"
 
 static const char *const buffer_method[] = {
-	[DELAY_RTT] = "p95 of queueing delay (RTT - idle min RTT) over the steady window; bytes = ms x IP-level goodput",
-	[DELAY_UP] = "p95 of upstream one-way queueing delay (OWD - idle min OWD, clock offset and drift removed) over the steady window; bytes = ms x IP-level goodput",
-	[DELAY_DOWN] = "p95 of downstream one-way queueing delay (OWD - idle min OWD, clock offset and drift removed) over the steady window; bytes = ms x IP-level goodput",
+	[DELAY_RTT] = "lower quartile of the 1 s maxima of queueing delay (RTT - idle min RTT) over the steady window; bytes = ms x IP-level goodput",
+	[DELAY_UP] = "lower quartile of the 1 s maxima of upstream one-way queueing delay (OWD - idle min OWD, clock offset and drift removed) over the steady window; bytes = ms x IP-level goodput",
+	[DELAY_DOWN] = "lower quartile of the 1 s maxima of downstream one-way queueing delay (OWD - idle min OWD, clock offset and drift removed) over the steady window; bytes = ms x IP-level goodput",
 };
 
 /* Cumulative bytes at time t, interpolated; NAN outside the series. */
@@ -117,6 +118,23 @@ void analysis_rtt(const struct probe_rec *p, size_t n, int64_t from, int64_t to,
 	free(v);
 }
 
+double analysis_jitter(const struct probe_rec *p, size_t n, int64_t from, int64_t to)
+{
+	size_t a, b, m = 0;
+	double *v, j;
+
+	probe_range(p, n, from, to, &a, &b);
+	v = malloc((b - a + 1) * sizeof(*v));
+	if (v == NULL)
+		return NAN;
+	for (size_t i = a; i < b; i++)
+		if (p[i].received)
+			v[m++] = ns_to_ms(p[i].rtt_ns);
+	j = probestats_jitter(v, m);
+	free(v);
+	return j;
+}
+
 void analysis_loss(const struct probe_rec *p, size_t n, uint64_t final_count, int64_t from,
 		   int64_t to, struct phase_result *ph)
 {
@@ -171,46 +189,70 @@ size_t analysis_queue_samples(const struct probe_rec *p, size_t n, int64_t from,
 	return m;
 }
 
-/* 95 % interval of the p95 by moving-block bootstrap with ~1 s blocks (a CUBIC sawtooth
- * spans seconds, so blocks keep its correlation). Bytes follow at the same rate. */
-static void analysis_buffer_ci(const double *q, size_t m, int64_t span_ns, double ip_rate_bps,
-			       struct buffer_estimate *out)
+/* Maxima of consecutive blocks of `block` samples of the time-ordered q (a last block shorter
+ * than half a block is dropped: its maximum would see too little of the sawtooth). */
+size_t analysis_block_maxima(const double *q, size_t m, size_t block, double *out)
 {
-	size_t block = span_ns > 0 ? (size_t)llround((double)m * NS_PER_SEC / (double)span_ns) : 0;
-	double lo, hi, mid;
+	size_t nb = 0;
 
 	if (block == 0)
-		block = 1;
-	if (bootstrap_percentile_ci(q, m, block, ANALYSIS_BUFFER_PERCENTILE, 400, 0.95,
-				    0x626c6f61746d6574ULL ^ m, &lo, &hi) < 0)
+		return 0;
+	for (size_t i = 0; i < m; i += block) {
+		size_t end = i + block < m ? i + block : m;
+		double x = q[i];
+
+		if (end - i < (block + 1) / 2)
+			break;
+		for (size_t j = i + 1; j < end; j++)
+			x = q[j] > x ? q[j] : x;
+		out[nb++] = x;
+	}
+	return nb;
+}
+
+/* 95 % interval of the lower quartile of the 1 s maxima: a bootstrap over the maxima (1 s apart, so
+ * nearly independent). Bytes follow at the same rate. */
+static void analysis_buffer_ci(const double *mx, size_t nb, double ip_rate_bps,
+			       struct buffer_estimate *out)
+{
+	double lo, hi, mid;
+
+	if (bootstrap_percentile_ci(mx, nb, 1, ANALYSIS_BLOCK_MAX_QUANTILE, 400, 0.95,
+				    0x626c6f61746d6574ULL ^ nb, &lo, &hi) < 0)
 		return;
 	out->has_ci = 1;
 	out->ci_low_ms = lo < 0 ? 0 : lo;
 	out->ci_high_ms = hi < 0 ? 0 : hi;
 	out->ci_low_bytes = isnan(ip_rate_bps) ? NAN : out->ci_low_ms / 1000.0 * ip_rate_bps / 8.0;
 	out->ci_high_bytes = isnan(ip_rate_bps) ? NAN : out->ci_high_ms / 1000.0 * ip_rate_bps / 8.0;
-	mid = stats_percentile(q, m, ANALYSIS_BUFFER_PERCENTILE);
+	mid = stats_percentile(mx, nb, ANALYSIS_BLOCK_MAX_QUANTILE);
 	out->unstable = (out->ci_high_ms - out->ci_low_ms) / 2 > 0.2 * fabs(mid);
 }
 
 int analysis_buffer(const struct probe_rec *p, size_t n, int64_t from, int64_t to,
 		    const struct delay_ref *ref, double ip_rate_bps, struct buffer_estimate *out)
 {
-	size_t m = 0;
-	double *q = malloc((n + 1) * sizeof(*q));
+	size_t m = 0, nb, block;
+	double *q = malloc(2 * (n + 1) * sizeof(*q)), *mx;
 
 	memset(out, 0, sizeof(*out));
 	out->method = buffer_method[ref->kind];
 	if (q == NULL || isnan(ref->base_ms))
 		goto none;
+	mx = q + n + 1;
 	m = analysis_queue_samples(p, n, from, to, ref, q);
 	if (m == 0)
 		goto none;
-	analysis_buffer_ci(q, m, to - from, ip_rate_bps, out); /* needs time order: before sorting */
+	/* Samples per second of the window: blocks of 1 s hold one or more sawtooth tops. */
+	block = to > from ? (size_t)llround((double)m * NS_PER_SEC / (double)(to - from)) : m;
+	nb = analysis_block_maxima(q, m, block ? block : 1, mx);
+	if (nb == 0)
+		goto none;
+	out->ms = stats_percentile(mx, nb, ANALYSIS_BLOCK_MAX_QUANTILE);
+	analysis_buffer_ci(mx, nb, ip_rate_bps, out);
 	stats_sort(q, m);
 	out->valid = 1;
 	out->samples = m;
-	out->ms = stats_percentile_sorted(q, m, ANALYSIS_BUFFER_PERCENTILE);
 	if (out->ms < 0)
 		out->ms = 0;
 	out->q_p50_ms = stats_percentile_sorted(q, m, 50);
@@ -249,7 +291,7 @@ static void analysis_window(struct test_result *r, struct phase_result *ph)
 	ph->up_mbps = up ? analysis_rate_bps(r->up, r->nup, start, ph->end_ns) / 1e6 : NAN;
 }
 
-static int64_t window_start(const struct phase_result *ph)
+int64_t analysis_window_start(const struct phase_result *ph)
 {
 	if (ph->kind == PHASE_IDLE)
 		return ph->start_ns;
@@ -338,9 +380,9 @@ static void analysis_oneway(struct test_result *r)
 		struct delay_ref up = delay_ref_for(r, DELAY_UP), down = delay_ref_for(r, DELAY_DOWN);
 		size_t m;
 
-		m = analysis_queue_samples(r->probes, r->nprobes, window_start(ph), ph->end_ns, &up, q);
+		m = analysis_queue_samples(r->probes, r->nprobes, analysis_window_start(ph), ph->end_ns, &up, q);
 		(void)stats_summarize(q, m, &ph->q_up_ms);
-		m = analysis_queue_samples(r->probes, r->nprobes, window_start(ph), ph->end_ns, &down, q);
+		m = analysis_queue_samples(r->probes, r->nprobes, analysis_window_start(ph), ph->end_ns, &down, q);
 		(void)stats_summarize(q, m, &ph->q_down_ms);
 	}
 	free(q);
@@ -360,8 +402,9 @@ static struct delay_ref delay_ref_for(const struct test_result *r, enum delay_ki
 }
 
 /* The senders of this direction spent > 10 % of their busy time limited by the peer's
- * receive window or their own send buffer: the queue may not have filled, so the estimate is
- * a lower bound (and the report says why). */
+ * receive window or their own send buffer, or an end's load loop was CPU-bound: the queue may
+ * not have filled, so the estimate is a lower bound (and the report says why). The warning's
+ * "% of the time" is the limited share, or the loop's share of a core for CPU. */
 static void analysis_limits(struct test_result *r, const struct phase_result *ph,
 			    enum delay_kind dir, struct buffer_estimate *b)
 {
@@ -376,6 +419,12 @@ static void analysis_limits(struct test_result *r, const struct phase_result *ph
 	} else if (sndbuf > 0.1) {
 		why = "send buffer";
 		share = sndbuf;
+	} else if (ph->cpu_client >= ANALYSIS_CPU_BOUND) {
+		why = "client CPU";
+		share = ph->cpu_client;
+	} else if (ph->cpu_server >= ANALYSIS_CPU_BOUND) {
+		why = "server CPU";
+		share = ph->cpu_server;
 	}
 	if (why == NULL || !b->valid)
 		return;
@@ -392,7 +441,7 @@ static void analysis_buffer_for(struct test_result *r, const struct phase_result
 	struct delay_ref ref = delay_ref_for(r, dir);
 	double rate = (dir == DELAY_DOWN ? ph->down_mbps : ph->up_mbps) * 1e6;
 
-	(void)analysis_buffer(r->probes, r->nprobes, window_start(ph), ph->end_ns, &ref,
+	(void)analysis_buffer(r->probes, r->nprobes, analysis_window_start(ph), ph->end_ns, &ref,
 			      rate * (isnan(r->ip_overhead) ? 1.0 : r->ip_overhead), b);
 	b->phase = ph->kind;
 	b->lower_bound = !ph->saturated;
@@ -583,7 +632,9 @@ void analysis_run(struct test_result *r)
 		ph->down_mbps = ph->up_mbps = NAN;
 		if (ph->kind != PHASE_IDLE)
 			analysis_window(r, ph);
-		analysis_rtt(r->probes, r->nprobes, window_start(ph), ph->end_ns, &ph->rtt_ms);
+		analysis_rtt(r->probes, r->nprobes, analysis_window_start(ph), ph->end_ns, &ph->rtt_ms);
+		ph->jitter_ms = analysis_jitter(r->probes, r->nprobes, analysis_window_start(ph),
+						ph->end_ns);
 		analysis_loss(r->probes, r->nprobes, r->srv_probe_count, ph->start_ns, ph->end_ns, ph);
 	}
 	analysis_baseline(r, &idle_p50);
@@ -601,4 +652,5 @@ void analysis_run(struct test_result *r)
 	analysis_grades(r);
 	analysis_advice(r);
 	analysis_check_timestamps(r);
+	analysis_probes(r);
 }

@@ -11,7 +11,12 @@
 #define ANALYSIS_STEADY_INTERVAL_NS (250 * 1000000LL) /* goodput interval for saturation */
 #define ANALYSIS_STEADY_TOLERANCE 0.05                /* the draft's 5 % */
 #define ANALYSIS_STEADY_INTERVALS 4
-#define ANALYSIS_BUFFER_PERCENTILE 95.0
+/* The buffer is this percentile of the 1 s maxima of queueing delay: the level the queue
+ * itself reaches in three seconds out of four, which host stalls in some seconds cannot
+ * raise (see docs/methods.md). */
+#define ANALYSIS_BLOCK_MAX_QUANTILE 25.0
+/* A load loop busy this share of one core during a phase may itself be the bottleneck. */
+#define ANALYSIS_CPU_BOUND 0.9
 
 /* DSLReports grade of a latency increase (static string), NULL for NAN. */
 const char *analysis_grade(double increase_ms);
@@ -42,6 +47,17 @@ void analysis_loss(const struct probe_rec *p, size_t n, uint64_t final_count, in
 void analysis_rtt(const struct probe_rec *p, size_t n, int64_t from, int64_t to,
 		  struct stats_summary *out);
 
+/* UDP jitter (ms): mean |RTT difference| of consecutive replies to probes sent in [from, to). */
+double analysis_jitter(const struct probe_rec *p, size_t n, int64_t from, int64_t to);
+
+/* Start of the window a phase's latency figures use: the steady window of a loaded phase
+ * (its second half if never saturated), the whole idle phase. */
+int64_t analysis_window_start(const struct phase_result *ph);
+
+/* Per-phase statistics of every auxiliary probe series, RPM of the loaded phases and the ICMP
+ * cross-checks (client/analysis_probes.c). Needs the phases' windows and UDP figures. */
+void analysis_probes(struct test_result *r);
+
 /* Which delay queueing delay is measured on: the round trip, or one way (clock sync needed). */
 enum delay_kind { DELAY_RTT = 0, DELAY_UP, DELAY_DOWN };
 
@@ -56,8 +72,14 @@ struct delay_ref {
 size_t analysis_queue_samples(const struct probe_rec *p, size_t n, int64_t from, int64_t to,
 			      const struct delay_ref *ref, double *q);
 
-/* Buffer estimate from the queueing delay of probes sent in [from, to): ms = p95 of q;
- * bytes = ms × ip_rate. Returns 0, or -1 (out->valid = 0) without samples or baseline. */
+/* Maxima of consecutive blocks of `block` samples of a time-ordered series into out (room for
+ * m / block + 1); a last block shorter than half a block is left out. Returns how many. */
+size_t analysis_block_maxima(const double *q, size_t m, size_t block, double *out);
+
+/* Buffer estimate from the queueing delay q of probes sent in [from, to): the top of the
+ * standing queue, ms = lower quartile over 1 s blocks of each block's maximum q (each second
+ * sees the queue near its top at least once while it is full; the quartile rejects seconds
+ * with a host stall); bytes = ms × ip_rate. Returns 0, or -1 (out->valid = 0) without samples or baseline. */
 int analysis_buffer(const struct probe_rec *p, size_t n, int64_t from, int64_t to,
 		    const struct delay_ref *ref, double ip_rate_bps, struct buffer_estimate *out);
 

@@ -12,6 +12,7 @@
 #include <event2/thread.h>
 
 #include "client/analysis.h"
+#include "client/analyze_cmd.h"
 #include "client/config.h"
 #include "client/flent.h"
 #include "client/history.h"
@@ -27,13 +28,15 @@
 enum {
 	OPT_PHASES = 256, OPT_CC, OPT_JSON, OPT_IDLE, OPT_GAP, OPT_PROBE_SIZE,
 	OPT_DOWN_RATE, OPT_UP_RATE, OPT_DOWN_BUF, OPT_UP_BUF, OPT_IPV6, OPT_DAEMON,
-	OPT_LOG, OPT_PROM, OPT_HTML, OPT_FLENT, OPT_DOWN_LOSS, OPT_UP_LOSS,
+	OPT_LOG, OPT_PROM, OPT_HTML, OPT_FLENT, OPT_DOWN_LOSS, OPT_UP_LOSS, OPT_PROBES,
+	OPT_PROBE_INTERVAL, OPT_DSCP, OPT_DNS_RESOLVER, OPT_PCAP_FILE,
 };
 
 static void cli_usage(FILE *f)
 {
 	fprintf(f,
 		"usage: bloatmeter [options] SERVER\n"
+		"       bloatmeter analyze [-J] FILE.pcap   (passive analysis of a capture)\n"
 		"       bloatmeter lab [--down-rate RATE] [--up-rate RATE] [--down-buffer MS]\n"
 		"                      [--up-buffer MS] [--ipv6] [options]\n"
 		"Measures latency under load (bufferbloat) and the bottleneck buffer per direction.\n"
@@ -46,6 +49,13 @@ static void cli_usage(FILE *f)
 		"      --idle SECONDS     length of the idle phase (default 5)\n"
 		"      --gap SECONDS      drain gap after each loaded phase (default 2)\n"
 		"      --probe-size BYTES UDP probe size, 64-1400 (default 100)\n"
+		"      --probes LIST      probe kinds: udp,icmp,dns,tcp,inflow,pcap (default all but\n"
+		"                         pcap; lab: all; udp always runs)\n"
+		"      --probe-interval KIND=MS  interval of one kind (icmp 100, dns 200, tcp 200,\n"
+		"                         inflow 100 per direction; udp = -i)\n"
+		"      --dscp N           DSCP (0-63) on probe packets, e.g. 46 (EF)\n"
+		"      --dns-resolver ADDR|system  also time DNS queries to a real resolver\n"
+		"      --pcap-file FILE   with pcap: save the capture there\n"
 		"  -J, --json-stdout      print the JSON report instead of text\n"
 		"      --json FILE        also write the JSON report to FILE\n"
 		"      --log FILE         append one compact JSON line per run (history)\n"
@@ -106,6 +116,7 @@ static int cli_common_opt(int c, struct client_config *cfg)
 		return 1;
 	case 'i':
 		cfg->interval_ms = cli_double(optarg, 1, 1000, "invalid probe interval (1-1000 ms)");
+		cfg->probe_interval_ms[PROBE_UDP] = cfg->interval_ms;
 		return 1;
 	case OPT_IDLE:
 		cfg->idle_s = cli_double(optarg, 1, 600, "invalid idle length (1-600 s)");
@@ -144,6 +155,25 @@ static int cli_common_opt(int c, struct client_config *cfg)
 	case OPT_FLENT:
 		cfg->flent_file = optarg;
 		return 1;
+	case OPT_PROBES:
+		if (config_parse_probes(cfg, optarg) < 0)
+			cli_bad("invalid --probes (use udp,icmp,dns,tcp,inflow,pcap)", optarg);
+		return 1;
+	case OPT_PROBE_INTERVAL:
+		if (config_parse_interval(cfg, optarg) < 0)
+			cli_bad("invalid --probe-interval (KIND=MS, 1-10000 ms; udp 1-1000)", optarg);
+		return 1;
+	case OPT_DSCP:
+		cfg->dscp = (int)cli_long(optarg, 0, 63, "invalid --dscp (0-63)");
+		return 1;
+	case OPT_DNS_RESOLVER:
+		if (optarg[0] == '\0' || strlen(optarg) > 64)
+			cli_bad("invalid --dns-resolver (an address or \"system\")", optarg);
+		cfg->dns_resolver = optarg;
+		return 1;
+	case OPT_PCAP_FILE:
+		cfg->pcap_file = optarg;
+		return 1;
 	case 'q':
 		cfg->quiet = 1;
 		return 1;
@@ -170,6 +200,11 @@ static const struct option cli_opts[] = {
 	{ "prometheus", required_argument, NULL, OPT_PROM },
 	{ "html", required_argument, NULL, OPT_HTML },
 	{ "flent", required_argument, NULL, OPT_FLENT },
+	{ "probes", required_argument, NULL, OPT_PROBES },
+	{ "probe-interval", required_argument, NULL, OPT_PROBE_INTERVAL },
+	{ "dscp", required_argument, NULL, OPT_DSCP },
+	{ "dns-resolver", required_argument, NULL, OPT_DNS_RESOLVER },
+	{ "pcap-file", required_argument, NULL, OPT_PCAP_FILE },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
@@ -312,6 +347,9 @@ static int cli_lab(struct client_config *cfg, const struct lab_config *lcfg, str
 		return 1;
 	}
 	cfg->server = lab_server_host(lab);
+	/* The lab runs as root on its own namespaces: show every probe kind unless told not to. */
+	if (!cfg->probes_set)
+		cfg->probes |= PROBE_BIT(PROBE_PCAP);
 	result_init(res, cfg);
 	rc = cli_measure(cfg, res);
 	if (lab_leave_client(lab) < 0)
@@ -332,6 +370,8 @@ int cli_main(int argc, char **argv)
 	struct test_result res;
 	int is_lab, rc;
 
+	if (argc > 1 && strcmp(argv[1], "analyze") == 0)
+		return analyze_main(argc - 1, argv + 1);
 	config_defaults(&cfg);
 	cli_parse(argc, argv, &cfg, &lab, &is_lab);
 	log_init("bloatmeter", cfg.verbose >= 2 ? LOG_LVL_DEBUG

@@ -8,6 +8,14 @@ enum phase_kind { PHASE_IDLE = 0, PHASE_DOWNLOAD, PHASE_UPLOAD, PHASE_BIDIR, PHA
 
 #define CLIENT_DEFAULT_PORT 4750
 
+/* Probe kinds (--probes); UDP always runs: the buffer estimates and clock sync need it. */
+enum probe_kind {
+	PROBE_UDP = 0, PROBE_ICMP, PROBE_DNS, PROBE_TCP, PROBE_INFLOW, PROBE_PCAP, PROBE_KINDS
+};
+#define PROBE_BIT(k) (1u << (k))
+#define PROBES_DEFAULT (PROBE_BIT(PROBE_UDP) | PROBE_BIT(PROBE_ICMP) | PROBE_BIT(PROBE_DNS) | \
+			PROBE_BIT(PROBE_TCP) | PROBE_BIT(PROBE_INFLOW))
+
 struct client_config {
 	const char *server;       /* host name or address */
 	uint16_t port;
@@ -26,11 +34,23 @@ struct client_config {
 	const char *prom_file;    /* --prometheus FILE */
 	const char *html_file;    /* --html FILE */
 	const char *flent_file;   /* --flent FILE */
+	unsigned probes;          /* PROBE_BIT set (--probes) */
+	int probes_set;           /* --probes was given (the lab adds pcap otherwise) */
+	double probe_interval_ms[PROBE_KINDS]; /* per kind; [PROBE_UDP] mirrors interval_ms */
+	int dscp;                 /* DSCP of probe packets, -1: leave the default */
+	const char *dns_resolver; /* --dns-resolver ADDR|system, NULL: only the server's */
+	const char *pcap_file;    /* --pcap-file FILE: save the capture */
 	int quiet;                /* -q */
 	int verbose;
 };
 
 const char *phase_name(enum phase_kind k);
+const char *probe_kind_name(enum probe_kind k);
+/* Parses "udp,icmp,..." into cfg->probes (udp is added when missing); -1 on an unknown name. */
+int config_parse_probes(struct client_config *cfg, const char *list);
+/* Parses "KIND=MS" into cfg->probe_interval_ms; -1 on a bad kind or an interval outside
+ * 1..10000 ms (udp: 1..1000). */
+int config_parse_interval(struct client_config *cfg, const char *spec);
 /* Parses "idle,download,..." into cfg->phases; -1 on an unknown or repeated name. */
 int config_parse_phases(struct client_config *cfg, const char *list);
 void config_defaults(struct client_config *cfg);

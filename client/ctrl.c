@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "common/clock.h"
+#include "common/dns.h"
 
 /* Writes all of buf before the deadline (fd is non-blocking). */
 static int ctrl_write_all(int fd, const uint8_t *buf, size_t len, int64_t deadline)
@@ -101,6 +102,23 @@ static void ctrl_copy_str(json_object *msg, const char *key, char *dst, size_t l
 		snprintf(dst, len, "%s", s);
 }
 
+/* The DNS responder fields are optional (older servers lack them): absent or unusable means
+ * no DNS probe against this server, never a failed test. */
+static void ctrl_parse_welcome_dns(json_object *msg, struct ctrl_welcome *w)
+{
+	struct dns_zone z;
+	int64_t port;
+
+	ctrl_copy_str(msg, "dns_zone", w->dns_zone, sizeof(w->dns_zone));
+	if (wire_get_int(msg, "dns_port", 1, 65535, &port) < 0 ||
+	    dns_zone_init(&z, w->dns_zone) < 0) {
+		w->dns_port = 0;
+		w->dns_zone[0] = '\0';
+		return;
+	}
+	w->dns_port = (uint16_t)port;
+}
+
 static int ctrl_parse_welcome(json_object *msg, struct ctrl_welcome *w, char *err, size_t errlen)
 {
 	const char *tok;
@@ -120,6 +138,7 @@ static int ctrl_parse_welcome(json_object *msg, struct ctrl_welcome *w, char *er
 	ctrl_copy_str(msg, "cc_error", w->cc_error, sizeof(w->cc_error));
 	ctrl_copy_str(msg, "server_version", w->server_version, sizeof(w->server_version));
 	ctrl_copy_str(msg, "udp_timestamps", w->udp_ts, sizeof(w->udp_ts));
+	ctrl_parse_welcome_dns(msg, w);
 	return 0;
 }
 
@@ -190,6 +209,7 @@ int ctrl_parse_stats(json_object *msg, struct ctrl_stats *st)
 		st->down.rwnd_limited_us = (uint64_t)t;
 	if (wire_get_int(msg, "down_sndbuf_limited_us", 0, INT64_MAX, &t) == 0)
 		st->down.sndbuf_limited_us = (uint64_t)t;
+	st->loop_cpu_ns = wire_get_int(msg, "loop_cpu_ns", 0, INT64_MAX, &t) == 0 ? t : -1;
 	if (wire_get_bool(msg, "final", &st->final) < 0)
 		st->final = 0;
 	return 0;

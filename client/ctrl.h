@@ -19,6 +19,8 @@ struct ctrl_welcome {
 	char cc_error[96];
 	char server_version[32];
 	char udp_ts[8];
+	uint16_t dns_port;         /* the server's DNS responder; 0 when it has none */
+	char dns_zone[256];        /* its zone (a valid DNS name when dns_port != 0) */
 };
 
 struct ctrl_stats {
@@ -28,6 +30,7 @@ struct ctrl_stats {
 	uint64_t udp_rx;
 	int64_t cc_failures;
 	struct tcp_totals down; /* TCP_INFO totals of the server's download flows (0 if absent) */
+	int64_t loop_cpu_ns;    /* CPU time of the server's load loop (-1 if absent) */
 	int final;
 };
 

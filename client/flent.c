@@ -26,12 +26,14 @@
 #define FLENT_MAX_BINS 1000000   /* flent itself refuses more steps */
 
 /* Series names as flent's rrul test defines them. Our load flows are all unmarked, i.e. the
- * best-effort class, so their aggregate is the BE series; BK, CS5, EF and the ICMP, UDP BK
- * and UDP EF pings were not measured and are left out (flent draws nothing for a missing
- * series, and its "sum" and "avg" series are then exactly our aggregate). */
+ * best-effort class, so their aggregate is the BE series; BK, CS5, EF and the UDP BK and
+ * UDP EF pings were not measured and are left out (flent draws nothing for a missing series,
+ * and its "sum" and "avg" series are then exactly our aggregate). The ICMP ping is written
+ * when the ICMP probe ran. */
 #define S_DOWN "TCP download BE"
 #define S_UP "TCP upload BE"
 #define S_PING "Ping (ms) UDP BE"
+#define S_ICMP "Ping (ms) ICMP"
 
 /* Wall clock (epoch seconds) of client monotonic time t_ns. */
 static double flent_epoch(const struct test_result *r, int64_t t_ns)
@@ -74,26 +76,54 @@ static void flent_goodput(const struct test_result *r, const struct tput_rec *s,
 	}
 }
 
+/* Adds one answer received at client time t_ns to its bin (x[i-1], x[i]]. */
+static void flent_bin_add(const struct test_result *r, int64_t t_ns, int64_t rtt_ns, double *sum,
+			  size_t *cnt, size_t nbins)
+{
+	double at = (double)(t_ns - r->t0_ns) / 1e9;
+	size_t k = at <= 0 ? 0 : (size_t)ceil(at / FLENT_STEP_S - 1e-9);
+
+	if (k >= nbins)
+		k = nbins - 1;
+	sum[k] += (double)rtt_ns / 1e6;
+	cnt[k]++;
+}
+
+/* Turns per-bin sums into means (NAN for empty bins) and clears the counts for reuse. */
+static void flent_bin_means(double *sum, size_t *cnt, size_t nbins)
+{
+	for (size_t k = 0; k < nbins; k++) {
+		sum[k] = cnt[k] ? sum[k] / (double)cnt[k] : NAN;
+		cnt[k] = 0;
+	}
+}
+
 /* Mean RTT (ms) of the replies received in each bin (x[i-1], x[i]]; NAN for none. Binned by
  * receive time, as flent's irtt runner stamps its samples. sum and cnt have nbins zeros. */
 static void flent_ping(const struct test_result *r, double *sum, size_t *cnt, size_t nbins)
 {
 	for (size_t i = 0; i < r->nprobes; i++) {
 		const struct probe_rec *p = &r->probes[i];
-		double at;
-		size_t k;
 
-		if (!p->received)
-			continue;
-		at = (double)(p->send_ns + p->rtt_ns - r->t0_ns) / 1e9;
-		k = at <= 0 ? 0 : (size_t)ceil(at / FLENT_STEP_S - 1e-9);
-		if (k >= nbins)
-			k = nbins - 1;
-		sum[k] += (double)p->rtt_ns / 1e6;
-		cnt[k]++;
+		if (p->received)
+			flent_bin_add(r, p->send_ns + p->rtt_ns, p->rtt_ns, sum, cnt, nbins);
 	}
-	for (size_t k = 0; k < nbins; k++)
-		sum[k] = cnt[k] ? sum[k] / (double)cnt[k] : NAN;
+	flent_bin_means(sum, cnt, nbins);
+}
+
+/* The same for the ICMP echo series to the server; 0 when there is none. */
+static int flent_icmp(const struct test_result *r, double *sum, size_t *cnt, size_t nbins)
+{
+	const struct probe_series *ps = result_find_series(r, "icmp", NULL);
+
+	if (ps == NULL || !ps->available)
+		return 0;
+	for (size_t i = 0; i < ps->n; i++)
+		if (ps->s[i].status == SAMPLE_OK)
+			flent_bin_add(r, ps->s[i].send_ns + ps->s[i].rtt_ns, ps->s[i].rtt_ns, sum,
+				      cnt, nbins);
+	flent_bin_means(sum, cnt, nbins);
+	return 1;
 }
 
 /* The results array (one value or null per x) of v. */
@@ -180,8 +210,9 @@ static json_object *flent_metadata(struct jb *b, const struct test_result *r, do
 	jb_add(b, m, "TITLE", jb_str(b, title));
 	jb_add(b, m, "NOTE", jb_str(b, "Written by bloatmeter " BM_VERSION ". TCP * BE is the "
 				       "aggregate goodput of all load flows (all unmarked); BK, CS5, "
-				       "EF, ICMP and UDP BK/EF were not measured. Ping (ms) UDP BE "
-				       "is bloatmeter's UDP probe RTT."));
+				       "EF and UDP BK/EF were not measured. Ping (ms) UDP BE "
+				       "is bloatmeter's UDP probe RTT, Ping (ms) ICMP its echo to "
+				       "the server (when it ran)."));
 	jb_add(b, m, "LOCAL_HOST", jb_str(b, local));
 	jb_add(b, m, "HOST", jb_str(b, host));
 	hosts = jb_check(b, json_object_new_array());
@@ -202,7 +233,8 @@ static json_object *flent_json(const struct test_result *r)
 	struct jb b = { 0 };
 	double total = flent_span_s(r);
 	size_t nbins = (size_t)ceil(total / FLENT_STEP_S - 1e-9) + 1;
-	double *down, *up, *ping;
+	double *down, *up, *ping, *icmp;
+	int has_icmp;
 	size_t *cnt;
 	json_object *o = NULL, *xs, *res, *raw;
 
@@ -211,12 +243,14 @@ static json_object *flent_json(const struct test_result *r)
 	down = calloc(nbins, sizeof(*down));
 	up = calloc(nbins, sizeof(*up));
 	ping = calloc(nbins, sizeof(*ping));
+	icmp = calloc(nbins, sizeof(*icmp));
 	cnt = calloc(nbins, sizeof(*cnt));
-	if (down == NULL || up == NULL || ping == NULL || cnt == NULL)
+	if (down == NULL || up == NULL || ping == NULL || icmp == NULL || cnt == NULL)
 		goto out;
 	flent_goodput(r, r->down, r->ndown, down, nbins);
 	flent_goodput(r, r->up, r->nup, up, nbins);
 	flent_ping(r, ping, cnt, nbins);
+	has_icmp = flent_icmp(r, icmp, cnt, nbins);
 
 	o = jb_check(&b, json_object_new_object());
 	xs = jb_check(&b, json_object_new_array_ext((int)nbins));
@@ -226,10 +260,14 @@ static json_object *flent_json(const struct test_result *r)
 	jb_add(&b, res, S_DOWN, flent_series(&b, down, nbins, 3));
 	jb_add(&b, res, S_UP, flent_series(&b, up, nbins, 3));
 	jb_add(&b, res, S_PING, flent_series(&b, ping, nbins, 3));
+	if (has_icmp)
+		jb_add(&b, res, S_ICMP, flent_series(&b, icmp, nbins, 3));
 	raw = jb_check(&b, json_object_new_object());
 	jb_add(&b, raw, S_DOWN, flent_raw_bins(&b, r, down, nbins, 3));
 	jb_add(&b, raw, S_UP, flent_raw_bins(&b, r, up, nbins, 3));
 	jb_add(&b, raw, S_PING, flent_raw_ping(&b, r));
+	if (has_icmp)
+		jb_add(&b, raw, S_ICMP, flent_raw_bins(&b, r, icmp, nbins, 3));
 
 	jb_add(&b, o, "version", jb_check(&b, json_object_new_int(FLENT_VERSION)));
 	jb_add(&b, o, "metadata", flent_metadata(&b, r, (double)(nbins - 1) * FLENT_STEP_S));
@@ -244,6 +282,7 @@ out:
 	free(down);
 	free(up);
 	free(ping);
+	free(icmp);
 	free(cnt);
 	return o;
 }

@@ -244,8 +244,8 @@ static void page_buffers(struct svg_buf *b, const struct test_result *r)
 		buffer_row(b, r, "downlink", PHASE_BIDIR, &r->buffer_bidir_down, &refs);
 	if (r->buffer_bidir_up.valid)
 		buffer_row(b, r, "uplink", PHASE_BIDIR, &r->buffer_bidir_up, &refs);
-	svg_puts(b, "</table>\n<p class=\"note\">Buffer = p95 of the queueing delay over the steady "
-		 "window; bytes = ms × IP-level goodput. ≥ marks a lower bound.");
+	svg_puts(b, "</table>\n<p class=\"note\">Buffer = lower quartile of the 1 s maxima of the queueing "
+		 "delay over the steady window (the top of the standing queue); bytes = ms × IP-level goodput. ≥ marks a lower bound.");
 	for (int i = 0; i < refs.n; i++) {
 		svg_printf(b, "<br>[%d] ", i + 1);
 		svg_escape(b, refs.name[i]);
@@ -542,6 +542,114 @@ static void chart_owd(struct svg_buf *b, const struct test_result *r, double t_e
 	free(x);
 }
 
+/* Colours of the probe kinds' lines, in series order (the UDP line keeps COLOR_RTT). */
+static const char *const kind_color[] = { "#1f6fb4", "#e8710a", "#9467bd", "#8c564b",
+					  "#d62728", "#17becf", "#7f7f7f", "#bcbd22" };
+#define KIND_LINES_MAX (SVG_LEGEND_MAX - 2) /* room for UDP and the steady-window legend */
+
+/* Answered samples of one kind as (send time s, rtt ms); returns how many. */
+static size_t kind_points(const struct test_result *r, const struct probe_series *ps, double *x,
+			  double *y)
+{
+	size_t m = 0;
+
+	for (size_t i = 0; i < ps->n; i++) {
+		if (ps->s[i].status != SAMPLE_OK)
+			continue;
+		x[m] = rel_s(r, ps->s[i].send_ns);
+		y[m++] = (double)ps->s[i].rtt_ns / 1e6;
+	}
+	return m;
+}
+
+/* Median RTT per phase for each probe kind next to UDP's, and the chart of all of them, so
+ * the kinds can be compared: which traffic suffers first, and whether one is treated
+ * differently. */
+static void page_kinds_table(struct svg_buf *b, const struct test_result *r)
+{
+	svg_puts(b, "<h2>Latency by probe kind</h2>\n<table>\n<tr><th>kind</th><th>target</th>");
+	for (int i = 0; i < r->nphases; i++)
+		svg_printf(b, "<th>%s p50 (ms)</th>", phase_name(r->phases[i].kind));
+	svg_puts(b, "</tr>\n<tr><td>udp</td><td></td>");
+	for (int i = 0; i < r->nphases; i++)
+		svg_td_num(b, r->phases[i].rtt_ms.n ? r->phases[i].rtt_ms.p50 : NAN, 2);
+	svg_puts(b, "</tr>\n");
+	for (int k = 0; k < r->nseries; k++) {
+		const struct probe_series *ps = &r->series[k];
+
+		svg_puts(b, "<tr>");
+		svg_td_text(b, NULL, ps->name);
+		svg_td_text(b, NULL, ps->target);
+		for (int i = 0; i < r->nphases; i++) {
+			const struct series_phase *sp = &r->phases[i].probe[k];
+
+			if (!ps->available)
+				svg_td_text(b, "note", i == 0 ? ps->note : "");
+			else
+				svg_td_num(b, sp->rtt_ms.n ? sp->rtt_ms.p50 : NAN, 2);
+		}
+		svg_puts(b, "</tr>\n");
+	}
+	svg_puts(b, "</table>\n");
+	for (int i = 0; i < r->nphases; i++)
+		if (r->phases[i].rpm.valid)
+			svg_printf(b, "<p>Responsiveness, %s phase: <b>%.0f RPM</b> (%s)</p>\n",
+				   phase_name(r->phases[i].kind), r->phases[i].rpm.rpm,
+				   r->phases[i].rpm.cls);
+}
+
+static void chart_kinds(struct svg_buf *b, const struct test_result *r, double t_end)
+{
+	size_t cap = r->nprobes + 1, m, shown = 0;
+	double *x, *y, y1 = 1;
+	struct svg_chart c;
+	int steady;
+
+	for (int k = 0; k < r->nseries; k++)
+		cap += r->series[k].n;
+	x = calloc(2 * cap, sizeof(*x));
+	if (x == NULL) {
+		b->failed = 1;
+		return;
+	}
+	y = x + cap;
+	m = received_series(r, x, y, NULL, NULL);
+	if (m)
+		y1 = stats_percentile(y, m, 99.9);
+	for (int k = 0; k < r->nseries; k++) {
+		size_t n = kind_points(r, &r->series[k], x, y);
+
+		if (n)
+			y1 = fmax(y1, stats_percentile(y, n, 99.9));
+	}
+	y1 = svg_nice_ceil(y1 * 1.1);
+	svg_puts(b, "<figure>\n");
+	svg_chart_begin(&c, b, CHART_W, CHART_H, "Round-trip time by probe kind", 0, t_end, 0, y1);
+	steady = chart_frame(&c, r, "RTT (ms)");
+	m = received_series(r, x, y, NULL, NULL);
+	(void)svg_chart_line(&c, x, y, m, COLOR_RTT, "kind-udp");
+	svg_chart_legend(&c, COLOR_RTT, "udp", SVG_MARK_LINE);
+	for (int k = 0; k < r->nseries && shown < KIND_LINES_MAX; k++) {
+		size_t n = kind_points(r, &r->series[k], x, y);
+		const char *color = kind_color[shown % (sizeof(kind_color) / sizeof(kind_color[0]))];
+		char id[40];
+
+		if (n == 0)
+			continue;
+		snprintf(id, sizeof(id), "kind-%s", r->series[k].name);
+		(void)svg_chart_line(&c, x, y, n, color, id);
+		svg_chart_legend(&c, color, r->series[k].name, SVG_MARK_LINE);
+		shown++;
+	}
+	chart_finish(&c, steady);
+	svg_puts(b, "<figcaption>Every answered probe of each kind at its send time; the axis ends "
+		 "near the 99.9th percentile.");
+	if (shown == KIND_LINES_MAX)
+		svg_puts(b, " Only the first kinds fit the legend; the table above lists all.");
+	svg_puts(b, "</figcaption>\n</figure>\n");
+	free(x);
+}
+
 static void page_charts(struct svg_buf *b, const struct test_result *r)
 {
 	double t_end = run_end_s(r);
@@ -550,6 +658,8 @@ static void page_charts(struct svg_buf *b, const struct test_result *r)
 		 "between them are drain gaps, where only probes run.</p>\n");
 	chart_goodput(b, r, t_end);
 	chart_rtt(b, r, t_end);
+	if (r->nseries > 0)
+		chart_kinds(b, r, t_end);
 	if (r->sync.valid)
 		chart_owd(b, r, t_end);
 	else
@@ -583,6 +693,8 @@ int html_write(const struct test_result *r, const char *path)
 	page_header(&b, r);
 	page_phases(&b, r);
 	page_buffers(&b, r);
+	if (r->nseries > 0)
+		page_kinds_table(&b, r);
 	page_lab(&b, r);
 	page_warnings(&b, r);
 	page_charts(&b, r);

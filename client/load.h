@@ -1,5 +1,6 @@
 /* load: the client's bulk TCP flows for one loaded phase — receivers for download, senders
- * for upload — on the load event loop (never the probe loop). */
+ * for upload — on the load event loop (never the probe loop), with their in-flow
+ * request/response probes and periodic TCP_INFO samples. */
 #ifndef BM_LOAD_H
 #define BM_LOAD_H
 
@@ -10,8 +11,16 @@
 
 #include "common/sock.h"
 #include "common/wire.h"
+#include "probes/series.h"
 
 struct load;
+
+struct load_opts {
+	int64_t inflow_interval_ns; /* 0: no in-flow probes; else one request per interval and
+				     * direction, round-robin over that direction's flows, at most
+				     * one outstanding per flow */
+	int dscp;                   /* DSCP of the client's load sockets; -1 leaves the default */
+};
 
 struct load_info {
 	int cc_ok;            /* cc set on every client load socket */
@@ -19,13 +28,38 @@ struct load_info {
 	char cc_error[96];
 	int mss;              /* from TCP_INFO of the first flow */
 	int timestamps;       /* TCP timestamp option negotiated */
+	uint64_t corrupt_streams;   /* flows closed because the server's records did not parse */
+	uint64_t inflow_unsent;     /* download requests skipped: the socket would not take them */
+	uint64_t inflow_unmatched;  /* echoes/responses matching no outstanding request */
+};
+
+/* One TCP_INFO reading of one load flow (client side: for download flows the client only
+ * receives, so rtt/cwnd describe its ACK direction and rcv_rtt is the useful RTT). */
+struct flow_sample {
+	int64_t t_ns;             /* client CLOCK_MONOTONIC */
+	uint16_t flow_id;         /* the id in the flow's data hello (per load) */
+	uint8_t up;               /* 1: upload flow (the client sends) */
+	uint32_t rtt_us, min_rtt_us, rcv_rtt_us;
+	uint32_t total_retrans, snd_cwnd;
+	uint64_t delivery_rate;   /* bytes/s */
+	uint64_t busy_us, rwnd_limited_us, sndbuf_limited_us;
 };
 
 /* Opens ndown download and nup upload flows to the server (each announced by a data hello
- * with the session token) and starts moving bytes. NULL with err on failure. */
+ * with the session token) and starts moving bytes. opts NULL: no in-flow probes, default
+ * DSCP. Every open flow's TCP_INFO is sampled every 100 ms. NULL with err on failure. */
 struct load *load_start(struct event_base *base, const struct sockaddr_storage *sa, socklen_t len,
-			const uint8_t *token, int ndown, int nup, const char *cc, char *err,
-			size_t errlen);
+			const uint8_t *token, int ndown, int nup, const char *cc,
+			const struct load_opts *opts, char *err, size_t errlen);
+/* Appends the in-flow samples completed since the last call (OK, or LOST after 10 s without
+ * an answer; in send order within one call) to down and up (either may be NULL: discarded)
+ * and adds unmatched answers to their bad_replies. Requests still outstanding stay in l;
+ * load_stop drops them (the phase ended, not the network). */
+void load_take_inflow(struct load *l, struct probe_series *down, struct probe_series *up);
+/* Appends the TCP_INFO samples taken since the last call to the caller's growable array
+ * *arr (*n used, *cap allocated). Returns how many were appended (0 when out of memory:
+ * they stay in l). */
+size_t load_take_samples(struct load *l, struct flow_sample **arr, size_t *n, size_t *cap);
 /* Bytes received so far on the download flows. */
 uint64_t load_down_bytes(const struct load *l);
 /* Flows still open. */

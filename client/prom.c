@@ -209,7 +209,7 @@ static void prom_buffers(struct prom *p, const struct test_result *r)
 		int dec;
 	} fam[BF_FIELDS] = {
 		[BF_SECONDS] = { "bloatmeter_buffer_seconds",
-				 "Bottleneck buffer estimate in time (p95 of the queueing delay).",
+				 "Bottleneck buffer estimate in time (lower quartile of the 1 s maxima of the queueing delay).",
 				 DEC_S },
 		[BF_BYTES] = { "bloatmeter_buffer_bytes",
 			       "Bottleneck buffer estimate in IP bytes (time x goodput x IP "
@@ -256,6 +256,44 @@ static void prom_grades(struct prom *p, const struct test_result *r)
 	}
 }
 
+/* The auxiliary probe kinds: median RTT and loss per phase, and RPM per loaded phase. */
+static void prom_kinds(struct prom *p, const struct test_result *r)
+{
+	char l[128], kind[48];
+
+	prom_family(p, "bloatmeter_probe_kind_rtt_median_seconds",
+		    "Median round-trip time of each auxiliary probe kind over the phase's window.");
+	for (int k = 0; k < r->nseries; k++) {
+		prom_escape(r->series[k].name, kind, sizeof(kind));
+		for (int i = 0; i < r->nphases && r->series[k].available; i++) {
+			const struct series_phase *sp = &r->phases[i].probe[k];
+
+			snprintf(l, sizeof(l), ",kind=\"%s\",phase=\"%s\"", kind,
+				 phase_name(r->phases[i].kind));
+			if (sp->rtt_ms.n > 0)
+				prom_sample(p, l, sp->rtt_ms.p50 / 1e3, DEC_S);
+		}
+	}
+	prom_family(p, "bloatmeter_probe_kind_loss_ratio",
+		    "Share of an auxiliary probe kind's probes without an answer, by phase.");
+	for (int k = 0; k < r->nseries; k++) {
+		prom_escape(r->series[k].name, kind, sizeof(kind));
+		for (int i = 0; i < r->nphases && r->series[k].available; i++) {
+			snprintf(l, sizeof(l), ",kind=\"%s\",phase=\"%s\"", kind,
+				 phase_name(r->phases[i].kind));
+			prom_sample(p, l, r->phases[i].probe[k].loss_pct / 100, DEC_RATIO);
+		}
+	}
+	prom_family(p, "bloatmeter_responsiveness_rpm",
+		    "Round trips per minute under load (TCP variant of the responsiveness draft).");
+	for (int i = 0; i < r->nphases; i++) {
+		if (!r->phases[i].rpm.valid)
+			continue;
+		snprintf(l, sizeof(l), ",phase=\"%s\"", phase_name(r->phases[i].kind));
+		prom_sample(p, l, r->phases[i].rpm.rpm, DEC_INT);
+	}
+}
+
 int prom_write(const struct test_result *r, const char *path)
 {
 	struct prom p = { 0 };
@@ -278,6 +316,7 @@ int prom_write(const struct test_result *r, const char *path)
 	prom_queues(&p, r);
 	prom_buffers(&p, r);
 	prom_grades(&p, r);
+	prom_kinds(&p, r);
 	prom_family(&p, "bloatmeter_run_warnings",
 		    "Warnings the run reported (their text is in the JSON report).");
 	prom_sample(&p, "", r->nwarnings, DEC_INT);

@@ -13,15 +13,6 @@
 #include "common/log.h"
 #include "common/util.h"
 
-/* Decimals kept per unit, so numbers carry their real precision instead of 17-digit noise.
- * 0 decimals means the value is written as a JSON integer. */
-#define DEC_S 6     /* seconds: µs, finer than any timestamp we trust */
-#define DEC_MS 3    /* milliseconds: µs */
-#define DEC_MBPS 2
-#define DEC_PCT 3
-#define DEC_RATIO 4
-#define DEC_INT 0
-
 #define NUM_MAX 48  /* longest formatted number, with room for %.17g */
 
 /* One cell of a sample row: a value and its decimals; NAN becomes null. */
@@ -130,7 +121,7 @@ static json_object *json_probe_totals(struct jb *b, const struct test_result *r)
 }
 
 /* RTT order statistics; all null when the phase had no replies. */
-static json_object *json_rtt(struct jb *b, const struct stats_summary *s)
+json_object *report_json_rtt(struct jb *b, const struct stats_summary *s)
 {
 	json_object *o = jb_obj(b);
 	double none = NAN;
@@ -215,8 +206,12 @@ static json_object *json_phase(struct jb *b, const struct test_result *r,
 	jb_add(b, o, "throughput_mbps",
 	      jb_pair(b, "down", jb_num(b, ph->down_mbps, DEC_MBPS), "up",
 		     jb_num(b, ph->up_mbps, DEC_MBPS)));
-	jb_add(b, o, "rtt_ms", json_rtt(b, &ph->rtt_ms));
+	jb_add(b, o, "rtt_ms", report_json_rtt(b, &ph->rtt_ms));
 	jb_add(b, o, "rtt_samples", jb_int(b, (int64_t)ph->rtt_ms.n));
+	jb_add(b, o, "jitter_ms", jb_num(b, ph->jitter_ms, DEC_MS));
+	jb_add(b, o, "cpu_share",
+	       jb_pair(b, "client", jb_num(b, ph->cpu_client, DEC_RATIO), "server",
+		       jb_num(b, ph->cpu_server, DEC_RATIO)));
 	jb_add(b, o, "loss_pct",
 	      jb_pair(b, "up", jb_num(b, ph->loss_up_pct, DEC_PCT), "down",
 		     jb_num(b, ph->loss_down_pct, DEC_PCT)));
@@ -245,6 +240,7 @@ static json_object *json_phase(struct jb *b, const struct test_result *r,
 	      jb_pair(b, "up", ph->retrans_up >= 0 ? jb_int(b, ph->retrans_up) : NULL, "down",
 		     ph->retrans_down >= 0 ? jb_int(b, ph->retrans_down) : NULL));
 	jb_add(b, o, "grade", ph->grade ? jb_str(b, ph->grade) : NULL);
+	jb_add(b, o, "rpm", idle ? NULL : report_json_rpm(b, &ph->rpm));
 	return o;
 }
 
@@ -442,6 +438,9 @@ json_object *report_json(const struct test_result *r)
 	jb_add(&b, o, "mss", r->mss > 0 ? jb_int(&b, r->mss) : NULL);
 	jb_add(&b, o, "clock_sync", json_sync(&b, r));
 	jb_add(&b, o, "phases", json_phases(&b, r));
+	jb_add(&b, o, "probe_kinds", report_json_probe_kinds(&b, r));
+	jb_add(&b, o, "icmp_checks", report_json_icmp_checks(&b, r));
+	jb_add(&b, o, "capture", report_json_capture(&b, r));
 	jb_add(&b, o, "buffer", json_buffers(&b, r));
 	jb_add(&b, o, "grade", json_grades(&b, r));
 	jb_add(&b, o, "shaper_advice_mbps",

@@ -10,7 +10,7 @@
 
 /* Copies s into out with control bytes replaced: server-supplied text (cc errors, warnings
  * that quote it) must not drive the terminal. */
-static const char *clean(const char *s, char *out, size_t len)
+const char *report_clean(const char *s, char *out, size_t len)
 {
 	size_t i = 0;
 
@@ -21,7 +21,7 @@ static const char *clean(const char *s, char *out, size_t len)
 }
 
 /* "%.*f" of v, or "-" when v is NAN or infinite. */
-static const char *num(double v, int dec, char *buf, size_t len)
+const char *report_num(double v, int dec, char *buf, size_t len)
 {
 	if (!isfinite(v))
 		snprintf(buf, len, "-");
@@ -31,7 +31,7 @@ static const char *num(double v, int dec, char *buf, size_t len)
 }
 
 /* "1.2%", or "-" when v is NAN. */
-static const char *pct(double v, char *buf, size_t len)
+const char *report_pct(double v, char *buf, size_t len)
 {
 	if (!isfinite(v))
 		snprintf(buf, len, "-");
@@ -79,7 +79,7 @@ static void describe_cc(const struct test_result *r, char *buf, size_t len)
 
 	/* An end that set the requested algorithm but did not name it ran the requested one. */
 	cu = cc->client_used[0] ? cc->client_used : cc->client_ok ? req : "default";
-	clean(cc->server_used[0] ? cc->server_used : cc->server_ok ? req : "default", su,
+	report_clean(cc->server_used[0] ? cc->server_used : cc->server_ok ? req : "default", su,
 	      sizeof(su));
 	if (cc->client_ok && cc->server_ok && strcmp(cu, su) == 0)
 		snprintf(buf, len, "cc %s (both ends)", cu);
@@ -97,7 +97,7 @@ static void describe_ts(const struct test_result *r, char *buf, size_t len)
 	char srv[sizeof(r->udp_server_ts)];
 	int srv_kernel = strcmp(r->udp_server_ts, "kernel") == 0;
 
-	clean(r->udp_server_ts[0] ? r->udp_server_ts : "unknown", srv, sizeof(srv));
+	report_clean(r->udp_server_ts[0] ? r->udp_server_ts : "unknown", srv, sizeof(srv));
 	if (n == 0)
 		snprintf(buf, len, "no replies");
 	else if (k >= n && srv_kernel)
@@ -116,7 +116,7 @@ static void text_header(const struct test_result *r, FILE *out)
 	describe_cc(r, cc, sizeof(cc));
 	describe_ts(r, ts, sizeof(ts));
 	fprintf(out, "bloatmeter %s → %s, %d flow%s per direction, %s, UDP probes every %g ms (%s)\n",
-		BM_VERSION, clean(r->server_addr, addr, sizeof(addr)), r->cfg.flows,
+		BM_VERSION, report_clean(r->server_addr, addr, sizeof(addr)), r->cfg.flows,
 		r->cfg.flows == 1 ? "" : "s", cc, r->cfg.interval_ms, ts);
 }
 
@@ -127,10 +127,10 @@ static void text_cc_errors(const struct test_result *r, FILE *out)
 
 	if (!r->cc.client_ok && r->cc.client_error[0])
 		fprintf(out, "note: the client could not use %s: %s\n", cc_requested(r),
-			clean(r->cc.client_error, err, sizeof(err)));
+			report_clean(r->cc.client_error, err, sizeof(err)));
 	if (!r->cc.server_ok && r->cc.server_error[0])
 		fprintf(out, "note: the server could not use %s: %s\n", cc_requested(r),
-			clean(r->cc.server_error, err, sizeof(err)));
+			report_clean(r->cc.server_error, err, sizeof(err)));
 }
 
 static int unsaturated(const struct phase_result *ph)
@@ -146,18 +146,18 @@ static void text_phase_row(const struct phase_result *ph, FILE *out)
 	char lu[16], ld[16], loss[40], inc[24];
 
 	snprintf(name, sizeof(name), "%s%s", phase_name(ph->kind), unsaturated(ph) ? "*" : "");
-	snprintf(loss, sizeof(loss), "%s/%s", pct(ph->loss_up_pct, lu, sizeof(lu)),
-		 pct(ph->loss_down_pct, ld, sizeof(ld)));
+	snprintf(loss, sizeof(loss), "%s/%s", report_pct(ph->loss_up_pct, lu, sizeof(lu)),
+		 report_pct(ph->loss_down_pct, ld, sizeof(ld)));
 	if (ph->kind == PHASE_IDLE || !isfinite(ph->latency_increase_ms))
 		snprintf(inc, sizeof(inc), "-");
 	else
 		snprintf(inc, sizeof(inc), "%+.1f ms", ph->latency_increase_ms);
-	fprintf(out, ROW_FMT, name, num(ph->down_mbps, 2, dn, sizeof(dn)),
-		num(ph->up_mbps, 2, up, sizeof(up)), num(s->n ? s->min : none, 2, mn, sizeof(mn)),
-		num(s->n ? s->p50 : none, 2, p50, sizeof(p50)),
-		num(s->n ? s->p90 : none, 2, p90, sizeof(p90)),
-		num(s->n ? s->p99 : none, 2, p99, sizeof(p99)),
-		num(s->n ? s->max : none, 2, mx, sizeof(mx)), loss, inc);
+	fprintf(out, ROW_FMT, name, report_num(ph->down_mbps, 2, dn, sizeof(dn)),
+		report_num(ph->up_mbps, 2, up, sizeof(up)), report_num(s->n ? s->min : none, 2, mn, sizeof(mn)),
+		report_num(s->n ? s->p50 : none, 2, p50, sizeof(p50)),
+		report_num(s->n ? s->p90 : none, 2, p90, sizeof(p90)),
+		report_num(s->n ? s->p99 : none, 2, p99, sizeof(p99)),
+		report_num(s->n ? s->max : none, 2, mx, sizeof(mx)), loss, inc);
 }
 
 static void text_phases(const struct test_result *r, FILE *out)
@@ -190,12 +190,12 @@ static void text_buffer_line(const struct test_result *r, const char *dir, enum 
 		return;
 	}
 	if (b->has_ci)
-		snprintf(ci, sizeof(ci), " [95 %% CI %s–%s%s]", num(b->ci_low_ms, 1, lo, sizeof(lo)),
-			 num(b->ci_high_ms, 1, hi, sizeof(hi)), b->unstable ? ", unstable" : "");
+		snprintf(ci, sizeof(ci), " [95 %% CI %s–%s%s]", report_num(b->ci_low_ms, 1, lo, sizeof(lo)),
+			 report_num(b->ci_high_ms, 1, hi, sizeof(hi)), b->unstable ? ", unstable" : "");
 	fprintf(out, "  %-9s %s%s ms%s ≈ %s   (%s phase, %zu samples; p50 %s ms, p99 %s ms%s%s)\n", dir,
-		b->lower_bound ? "≥ " : "", num(b->ms, 1, ms, sizeof(ms)), ci,
+		b->lower_bound ? "≥ " : "", report_num(b->ms, 1, ms, sizeof(ms)), ci,
 		human_bytes(b->bytes, bytes, sizeof(bytes)), phase_name(b->phase), b->samples,
-		num(b->q_p50_ms, 1, p50, sizeof(p50)), num(b->q_p99_ms, 1, p99, sizeof(p99)),
+		report_num(b->q_p50_ms, 1, p50, sizeof(p50)), report_num(b->q_p99_ms, 1, p99, sizeof(p99)),
 		b->lower_bound ? "; lower bound: " : "", b->lower_bound ? b->lower_bound_why : "");
 	if (b->managed)
 		fprintf(out, "  %-9s short queue with drops at full load: a managed queue (AQM), a policer "
@@ -208,11 +208,11 @@ static void text_buffers(const struct test_result *r, FILE *out)
 
 	if (r->sync.valid)
 		snprintf(base, sizeof(base), "the idle minimum one-way delay per direction, clocks "
-			 "synced to ±%s ms", num(r->sync.error_ns / 1e6, 3, err, sizeof(err)));
+			 "synced to ±%s ms", report_num(r->sync.error_ns / 1e6, 3, err, sizeof(err)));
 	else if (isfinite(r->rtt0_ms))
 		snprintf(base, sizeof(base), "the idle minimum RTT of %.2f ms", r->rtt0_ms);
-	fprintf(out, "Buffer (queueing delay above %s: p95 over the steady window, × IP "
-		     "throughput):\n", base);
+	fprintf(out, "Buffer (queueing delay above %s: lower quartile of the 1 s maxima over the steady "
+		     "window, × IP throughput):\n", base);
 	text_buffer_line(r, "downlink", PHASE_DOWNLOAD, &r->buffer_down, out);
 	text_buffer_line(r, "uplink", PHASE_UPLOAD, &r->buffer_up, out);
 	if (r->buffer_bidir_down.valid)
@@ -229,7 +229,7 @@ static void text_warnings(const struct test_result *r, FILE *out)
 	if (n > (int)(sizeof(r->warnings) / sizeof(r->warnings[0])))
 		n = (int)(sizeof(r->warnings) / sizeof(r->warnings[0]));
 	for (int i = 0; i < n; i++)
-		fprintf(out, "warning: %s\n", clean(r->warnings[i], w, sizeof(w)));
+		fprintf(out, "warning: %s\n", report_clean(r->warnings[i], w, sizeof(w)));
 }
 
 /* One direction of the lab comparison: configured vs measured and the error in ms. */
@@ -240,16 +240,16 @@ static void text_lab_row(const char *dir, uint64_t rate_bps, double buf_ms, uint
 	int ok = b->valid && buf_ms > 0;
 
 	snprintf(mms, sizeof(mms), "%s%s", b->valid && b->lower_bound ? "≥" : "",
-		 num(b->valid ? b->ms : NAN, 1, v, sizeof(v)));
+		 report_num(b->valid ? b->ms : NAN, 1, v, sizeof(v)));
 	if (ok)
 		snprintf(err, sizeof(err), "%+.1f%%", (b->ms - buf_ms) / buf_ms * 100.0);
 	else
 		snprintf(err, sizeof(err), "-");
 	fprintf(out, "  %-10s %11s %10s %12llu ", dir,
-		num((double)rate_bps / 1e6, 2, rate, sizeof(rate)), num(buf_ms, 1, cms, sizeof(cms)),
+		report_num((double)rate_bps / 1e6, 2, rate, sizeof(rate)), report_num(buf_ms, 1, cms, sizeof(cms)),
 		(unsigned long long)limit);
 	put_cell(out, mms, 12);
-	fprintf(out, " %15s %8s\n", num(b->valid ? b->bytes : NAN, 0, mbytes, sizeof(mbytes)), err);
+	fprintf(out, " %15s %8s\n", report_num(b->valid ? b->bytes : NAN, 0, mbytes, sizeof(mbytes)), err);
 }
 
 static void text_lab(const struct test_result *r, FILE *out)
@@ -273,7 +273,7 @@ static const char *queue_cell(const struct stats_summary *s, char *buf, size_t l
 	if (s->n == 0)
 		snprintf(buf, len, "-");
 	else
-		snprintf(buf, len, "%s / %s", num(s->p50, 1, a, sizeof(a)), num(s->p95, 1, b, sizeof(b)));
+		snprintf(buf, len, "%s / %s", report_num(s->p50, 1, a, sizeof(a)), report_num(s->p95, 1, b, sizeof(b)));
 	return buf;
 }
 
@@ -316,7 +316,7 @@ static void text_grades(const struct test_result *r, FILE *out)
 
 		fprintf(out, "Shaper advice (SQM/cake): shape download to ≈ %s Mbit/s and upload to ≈ %s "
 			     "Mbit/s (90 %% of the measured rate) so the queue forms where it is managed\n",
-			num(r->shaper_down_mbps, 1, d, sizeof(d)), num(r->shaper_up_mbps, 1, u, sizeof(u)));
+			report_num(r->shaper_down_mbps, 1, d, sizeof(d)), report_num(r->shaper_up_mbps, 1, u, sizeof(u)));
 	}
 }
 
@@ -328,7 +328,7 @@ static void text_loss_line(const char *phase, const char *dir, const struct loss
 	if (lp->lost == 0)
 		return;
 	fprintf(out, "  %-14s %-4s %-9s %zu lost in %zu periods; %s (confidence %.1f)\n", phase, dir,
-		lp->cls ? lp->cls : "?", lp->lost, lp->periods, clean(lp->evidence, ev, sizeof(ev)),
+		lp->cls ? lp->cls : "?", lp->lost, lp->periods, report_clean(lp->evidence, ev, sizeof(ev)),
 		lp->confidence);
 }
 
@@ -377,9 +377,9 @@ static void detail_pattern(const char *dir, const struct loss_pattern *lp, FILE 
 	fprintf(out, "    %-4s %-9s lost %zu in %zu periods (mean %.2f, max %zu), distance %s, "
 		     "Gilbert p %s r %s, bursts %zu (density %s, gap %s), q before loss %s ms\n",
 		dir, lp->cls ? lp->cls : "-", lp->lost, lp->periods, lp->periods ? lp->mean_period : 0.0,
-		lp->max_period, num(lp->mean_distance, 1, d, sizeof(d)), num(lp->gilbert_p, 4, p, sizeof(p)),
-		num(lp->gilbert_r, 4, rr, sizeof(rr)), lp->bursts, num(lp->burst_density, 3, bd, sizeof(bd)),
-		num(lp->gap_density, 4, gd, sizeof(gd)), num(lp->q_before_ms, 1, qb, sizeof(qb)));
+		lp->max_period, report_num(lp->mean_distance, 1, d, sizeof(d)), report_num(lp->gilbert_p, 4, p, sizeof(p)),
+		report_num(lp->gilbert_r, 4, rr, sizeof(rr)), lp->bursts, report_num(lp->burst_density, 3, bd, sizeof(bd)),
+		report_num(lp->gap_density, 4, gd, sizeof(gd)), report_num(lp->q_before_ms, 1, qb, sizeof(qb)));
 }
 
 /* With -v: everything behind the summary, per phase. */
@@ -391,26 +391,26 @@ static void text_details(const struct test_result *r, FILE *out)
 	if (r->sync.valid)
 		fprintf(out, "  clock sync: error bound ±%s ms, drift %s ppm (%s), %zu + %zu exchanges; "
 			     "idle one-way minima up %s ms, down %s ms\n",
-			num(r->sync.error_ns / 1e6, 3, a, sizeof(a)), num(r->sync.drift * 1e6, 3, b, sizeof(b)),
+			report_num(r->sync.error_ns / 1e6, 3, a, sizeof(a)), report_num(r->sync.drift * 1e6, 3, b, sizeof(b)),
 			r->sync.drift_fitted ? "corrected" : "not corrected", r->sync.n_pre, r->sync.n_post,
-			num(r->owd0_up_ms, 3, c, sizeof(c)), num(r->owd0_down_ms, 3, d, sizeof(d)));
+			report_num(r->owd0_up_ms, 3, c, sizeof(c)), report_num(r->owd0_down_ms, 3, d, sizeof(d)));
 	else
 		fprintf(out, "  clock sync: not available (per-direction figures use RTT)\n");
 	fprintf(out, "  load flows: MSS %d, IP bytes per goodput byte %s\n", r->mss,
-		num(r->ip_overhead, 4, a, sizeof(a)));
+		report_num(r->ip_overhead, 4, a, sizeof(a)));
 	for (int i = 0; i < r->nphases && i < PHASE_KINDS; i++) {
 		const struct phase_result *ph = &r->phases[i];
 
 		fprintf(out, "  %s: %.1f–%.1f s, steady from %s s, probes %zu sent / %zu answered",
 			phase_name(ph->kind), (double)(ph->start_ns - r->t0_ns) / 1e9,
 			(double)(ph->end_ns - r->t0_ns) / 1e9,
-			ph->steady_start_ns < 0 ? "-" : num((double)(ph->steady_start_ns - r->t0_ns) / 1e9, 2, a, sizeof(a)),
+			ph->steady_start_ns < 0 ? "-" : report_num((double)(ph->steady_start_ns - r->t0_ns) / 1e9, 2, a, sizeof(a)),
 			ph->probes_sent, ph->probes_received);
 		if (ph->kind != PHASE_IDLE)
 			fprintf(out, ", rwnd-limited up %s down %s, sndbuf-limited up %s down %s",
-				num(ph->rwnd_limited_up, 3, a, sizeof(a)), num(ph->rwnd_limited_down, 3, b, sizeof(b)),
-				num(ph->sndbuf_limited_up, 3, c, sizeof(c)),
-				num(ph->sndbuf_limited_down, 3, d, sizeof(d)));
+				report_num(ph->rwnd_limited_up, 3, a, sizeof(a)), report_num(ph->rwnd_limited_down, 3, b, sizeof(b)),
+				report_num(ph->sndbuf_limited_up, 3, c, sizeof(c)),
+				report_num(ph->sndbuf_limited_down, 3, d, sizeof(d)));
 		fputc('\n', out);
 		detail_pattern("up", &ph->loss_up, out);
 		detail_pattern("down", &ph->loss_down, out);
@@ -425,6 +425,7 @@ void report_text(const struct test_result *r, FILE *out)
 	text_phases(r, out);
 	fputc('\n', out);
 	text_oneway(r, out);
+	report_text_probes(r, out);
 	text_buffers(r, out);
 	fputc('\n', out);
 	text_grades(r, out);

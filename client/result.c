@@ -20,6 +20,11 @@ void result_free(struct test_result *r)
 	free(r->probes);
 	free(r->down);
 	free(r->up);
+	free(r->flows);
+	r->flows = NULL;
+	for (int i = 0; i < r->nseries; i++)
+		series_free(&r->series[i]);
+	r->nseries = 0;
 	r->probes = NULL;
 	r->down = r->up = NULL;
 }
@@ -39,6 +44,31 @@ size_t result_replies(const struct test_result *r)
 	for (size_t i = 0; i < r->nprobes; i++)
 		n += r->probes[i].received != 0;
 	return n;
+}
+
+struct probe_series *result_add_series(struct test_result *r, const char *name,
+					const char *target)
+{
+	struct probe_series *ps;
+
+	if (r->nseries >= RESULT_MAX_SERIES)
+		return NULL;
+	ps = &r->series[r->nseries++];
+	series_init(ps, name, target);
+	return ps;
+}
+
+const struct probe_series *result_find_series(const struct test_result *r, const char *name,
+					      int *index)
+{
+	for (int i = 0; i < r->nseries; i++) {
+		if (strcmp(r->series[i].name, name) == 0) {
+			if (index)
+				*index = i;
+			return &r->series[i];
+		}
+	}
+	return NULL;
 }
 
 void result_warn(struct test_result *r, const char *fmt, ...)

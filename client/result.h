@@ -8,8 +8,13 @@
 
 #include "client/config.h"
 #include "client/lab.h"
+#include "client/load.h"
+#include "client/pcapanalyze.h"
 #include "common/sock.h"
 #include "common/stats.h"
+#include "probes/series.h"
+
+#define RESULT_MAX_SERIES 12
 
 /* One UDP probe as the client saw it. Times are client CLOCK_MONOTONIC ns except srv_*. */
 struct probe_rec {
@@ -72,6 +77,27 @@ struct loss_pattern {
 	char evidence[160];
 };
 
+/* One auxiliary probe kind in one phase, over the same window as the UDP figures (the steady
+ * window; idle: the whole phase). */
+struct series_phase {
+	struct stats_summary rtt_ms;  /* answered samples */
+	size_t sent, ok, lost, errors;
+	double loss_pct;              /* lost / (sent - errors); NAN without samples */
+	double jitter_ms;             /* mean |difference| of consecutive answered samples */
+	double increase_ms;           /* p50 - this kind's idle p50 (NAN for idle or n/a) */
+};
+
+/* Responsiveness (TCP variant of the draft, docs/methods.md) of one loaded phase. */
+struct rpm_result {
+	int valid;
+	double rpm;
+	const char *cls;              /* poor|fair|good|excellent */
+	double tm_connect_ms;         /* trimmed mean of TCP handshakes on new connections */
+	double tm_request_ms;         /* ... of the request/response on those connections */
+	double tm_inflow_ms;          /* ... of in-flow request/responses on load connections */
+	size_t n_foreign, n_self;
+};
+
 struct phase_result {
 	enum phase_kind kind;
 	int64_t start_ns, end_ns;      /* load (or idle) interval, client clock */
@@ -91,15 +117,25 @@ struct phase_result {
 	/* Share of the senders' busy time limited by the receive window / the send buffer
 	 * (TCP_INFO); NAN when unknown or the direction carried no load. */
 	double rwnd_limited_up, rwnd_limited_down, sndbuf_limited_up, sndbuf_limited_down;
+	/* Share of one core the client's load loop (which also drives every load flow) used
+	 * during the phase, and the same for the server's loop (NAN when unknown). Near 1 the
+	 * tool, not the path, may be the bottleneck. */
+	double cpu_client, cpu_server;
+	int64_t cpu_client_start_ns;   /* test bookkeeping: thread CPU time at phase start, and the */
+	int64_t cpu_server_start_ns;   /* server's loop CPU time (-1 unknown) with its clock then */
+	int64_t cpu_server_t0_ns;
 	struct tcp_totals srv_start;   /* server's download totals at phase start */
 	const char *grade;             /* from latency_increase_ms (NULL for idle) */
+	double jitter_ms;              /* UDP: mean |RTT difference| of consecutive replies */
+	struct series_phase probe[RESULT_MAX_SERIES]; /* indexed like test_result.series */
+	struct rpm_result rpm;
 };
 
 /* Buffer estimate for one direction of the bottleneck. */
 struct buffer_estimate {
 	int valid;
 	enum phase_kind phase;     /* where it was measured */
-	double ms;                 /* p95 of queueing delay over the steady window */
+	double ms;                 /* lower quartile of the 1 s maxima of queueing delay */
 	double bytes;              /* ms × IP-level throughput */
 	double q_p50_ms, q_p99_ms;
 	size_t samples;
@@ -131,6 +167,8 @@ struct test_result {
 	size_t ndown;
 	struct tput_rec *up;           /* server-received upload bytes, mapped to client clock */
 	size_t nup;
+	struct flow_sample *flows;     /* TCP_INFO of every client load flow, every 100 ms */
+	size_t nflows;
 
 	struct phase_result phases[PHASE_KINDS];
 	int nphases;
@@ -141,6 +179,28 @@ struct test_result {
 	/* Per direction from the bidirectional phase, where only one-way delays separate the
 	 * two queues (valid only with clock sync). */
 	struct buffer_estimate buffer_bidir_down, buffer_bidir_up;
+
+	/* Auxiliary probe kinds (ICMP, DNS, new TCP connections, in-flow, passive capture). */
+	struct probe_series series[RESULT_MAX_SERIES];
+	int nseries;
+	/* ICMP cross-checks (NULL when not applicable): where the queue is and whether ICMP is
+	 * treated differently from UDP under load. */
+	const char *icmp_hop_verdict;
+	char icmp_hop_evidence[160];
+	const char *icmp_udp_verdict;
+	char icmp_udp_evidence[160];
+
+	/* Passive capture of the test's own packets (--probes pcap). */
+	struct {
+		int ran;                   /* the capture ran (else note says why not) */
+		char note[192];
+		char ifname[32];
+		int nano;                  /* nanosecond timestamps */
+		uint64_t packets, drops;   /* captured, and dropped by the kernel/interface */
+		struct pa_summary sum;
+		int has_wire;
+		struct pa_wire wire;       /* probes' wire times against their socket times */
+	} capture;
 
 	const char *grade_down, *grade_up, *grade_overall; /* DSLReports bands; NULL if n/a */
 	double shaper_down_mbps, shaper_up_mbps; /* SQM/cake advice: 90 % of the IP-level rate */
@@ -158,6 +218,12 @@ void result_free(struct test_result *r);
 const struct phase_result *result_find_phase(const struct test_result *r, enum phase_kind k);
 /* Probes that got a valid reply. */
 size_t result_replies(const struct test_result *r);
+/* A new series slot (series_init'ed), or NULL when all RESULT_MAX_SERIES are used. */
+struct probe_series *result_add_series(struct test_result *r, const char *name,
+					const char *target);
+/* The series of that name, or NULL; *index receives its slot when index is not NULL. */
+const struct probe_series *result_find_series(const struct test_result *r, const char *name,
+					      int *index);
 /* Adds a one-sentence warning shown in text and JSON output. */
 void result_warn(struct test_result *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

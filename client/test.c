@@ -14,6 +14,7 @@
 
 #include "client/ctrl.h"
 #include "client/load.h"
+#include "client/probeset.h"
 #include "common/clock.h"
 #include "common/frame.h"
 #include "common/log.h"
@@ -42,6 +43,10 @@ struct test {
 	struct bufferevent *ctrl;
 	struct ctrl_welcome welcome;
 	struct udp_probe *probe;
+	struct probeset *aux;      /* ICMP, DNS, new-connection probes (and capture) */
+	struct load_opts load_opts;
+	struct probe_series *inflow_down, *inflow_up; /* in r->series, or NULL when off */
+	size_t cap_flows;
 	struct load *load;
 	uint64_t down_done;        /* download bytes of flows already closed */
 	struct event *tick, *bye_timeout;
@@ -56,6 +61,7 @@ struct test {
 	uint64_t prog_down, prog_up;
 	int64_t prog_up_t;
 	struct tcp_totals srv_totals;     /* latest server download-flow totals */
+	int64_t srv_cpu_ns, srv_t_ns;     /* latest server loop CPU time (-1 unknown) and clock */
 	struct phase_result *open_phase;  /* ended, waiting for the server's totals */
 	int finishing;
 	int failed;
@@ -151,16 +157,30 @@ static void test_close_up_totals(struct test *t, struct phase_result *ph)
 
 /* The first server stats after a phase ended close its download-side totals (stats come every
  * 100 ms; the counters only grow while that phase's flows run). */
-static void test_close_down_totals(struct phase_result *ph, const struct tcp_totals *now)
+static void test_close_down_totals(struct test *t, struct phase_result *ph)
 {
-	const struct tcp_totals *s = &ph->srv_start;
+	const struct tcp_totals *s = &ph->srv_start, *now = &t->srv_totals;
 	int loaded = ph->kind == PHASE_DOWNLOAD || ph->kind == PHASE_BIDIR;
+
+	if (ph->cpu_server_start_ns >= 0 && t->srv_cpu_ns >= 0 && t->srv_t_ns > ph->cpu_server_t0_ns)
+		ph->cpu_server = (double)(t->srv_cpu_ns - ph->cpu_server_start_ns) /
+				 (double)(t->srv_t_ns - ph->cpu_server_t0_ns);
 
 	ph->retrans_down = (int64_t)(now->retrans - s->retrans);
 	ph->rwnd_limited_down = loaded ? limited_share(now->rwnd_limited_us - s->rwnd_limited_us,
 						       now->busy_us - s->busy_us) : NAN;
 	ph->sndbuf_limited_down = loaded ? limited_share(now->sndbuf_limited_us - s->sndbuf_limited_us,
 							 now->busy_us - s->busy_us) : NAN;
+}
+
+/* The load lives for one phase: collect its in-flow probes and TCP_INFO samples before it
+ * goes (also called at every tick, so the arrays grow smoothly). */
+static void test_take_load_samples(struct test *t)
+{
+	struct test_result *r = t->res;
+
+	load_take_inflow(t->load, t->inflow_down, t->inflow_up);
+	(void)load_take_samples(t->load, &r->flows, &r->nflows, &t->cap_flows);
 }
 
 static void test_end_step(struct test *t, int64_t now)
@@ -172,12 +192,16 @@ static void test_end_step(struct test *t, int64_t now)
 		return;
 	ph = &t->res->phases[t->res->nphases - 1];
 	ph->end_ns = now;
+	if (now > ph->start_ns)
+		ph->cpu_client = (double)(clock_thread_cpu_ns() - ph->cpu_client_start_ns) /
+				 (double)(now - ph->start_ns);
 	test_close_up_totals(t, ph);
 	ph->retrans_down = -1; /* filled from the server's totals when its stats arrive */
 	t->open_phase = ph;
 	if (t->load) {
 		test_sample_down(t, now);
 		t->down_done += load_down_bytes(t->load);
+		test_take_load_samples(t);
 		load_stop(t->load);
 		t->load = NULL;
 	}
@@ -202,17 +226,21 @@ static void test_begin_step(struct test *t, int64_t now)
 	ph->end_ns = now + s->len_ns;
 	/* A phase that ended without a drain gap is closed with the latest server totals. */
 	if (t->open_phase) {
-		test_close_down_totals(t->open_phase, &t->srv_totals);
+		test_close_down_totals(t, t->open_phase);
 		t->open_phase = NULL;
 	}
 	ph->srv_start = t->srv_totals;
+	ph->cpu_client_start_ns = clock_thread_cpu_ns();
+	ph->cpu_client = ph->cpu_server = NAN;
+	ph->cpu_server_start_ns = t->srv_cpu_ns;
+	ph->cpu_server_t0_ns = t->srv_t_ns;
 	ph->rwnd_limited_down = ph->sndbuf_limited_down = NAN;
 	ndown = (s->kind == PHASE_DOWNLOAD || s->kind == PHASE_BIDIR) ? t->cfg->flows : 0;
 	nup = (s->kind == PHASE_UPLOAD || s->kind == PHASE_BIDIR) ? t->cfg->flows : 0;
 	if (ndown + nup == 0)
 		return;
 	t->load = load_start(t->base, &t->sa, t->salen, t->welcome.token, ndown, nup, t->cfg->cc,
-			     err, sizeof(err));
+			     &t->load_opts, err, sizeof(err));
 	if (t->load == NULL) {
 		test_fail(t, "%s", err);
 		return;
@@ -295,8 +323,10 @@ static void test_on_stats(struct test *t, const struct ctrl_stats *st)
 	}
 	t->up_srv_t[r->nup - 1] = st->t_ns;
 	t->srv_totals = st->down;
+	t->srv_cpu_ns = st->loop_cpu_ns;
+	t->srv_t_ns = st->t_ns;
 	if (t->open_phase) {
-		test_close_down_totals(t->open_phase, &st->down);
+		test_close_down_totals(t, t->open_phase);
 		t->open_phase = NULL;
 	}
 	if (st->cc_failures > 0 && r->cc.server_ok) {
@@ -359,6 +389,8 @@ static void test_finish(struct test *t)
 
 	t->finishing = 1;
 	udp_probe_stop(t->probe, PROBE_GRACE_NS);
+	/* The UDP grace has passed: late answers of the other kinds had it too. */
+	probeset_stop(t->aux, 0);
 	if (frame_put(bufferevent_get_output(t->ctrl), ctrl_bye()) < 0) {
 		test_fail(t, "cannot send bye");
 		return;
@@ -497,6 +529,7 @@ static void test_cleanup(struct test *t)
 				    (unsigned long long)udp_probe_late_sends(t->probe));
 		r->probes = udp_probe_free(t->probe, &r->nprobes);
 	}
+	probeset_finish(t->aux, r);
 	test_map_upload_times(t);
 	free(t->up_srv_t);
 	if (t->tick)
@@ -507,6 +540,32 @@ static void test_cleanup(struct test *t)
 		bufferevent_free(t->ctrl);
 	if (t->base)
 		event_base_free(t->base);
+}
+
+static struct probe_series *inflow_series(struct test_result *r, const char *name,
+					   const char *addr)
+{
+	struct probe_series *ps = result_add_series(r, name, addr);
+
+	if (ps) {
+		ps->available = 1;
+		snprintf(ps->method, sizeof(ps->method), "tcp in-flow");
+	}
+	return ps;
+}
+
+/* In-flow probes ride on the load connections: their series exist for the whole run. */
+static void test_setup_inflow(struct test *t)
+{
+	char addr[64];
+
+	t->load_opts.dscp = -1; /* load flows stay unmarked; --dscp is for probes */
+	if (!(t->cfg->probes & PROBE_BIT(PROBE_INFLOW)))
+		return;
+	t->load_opts.inflow_interval_ns = (int64_t)(t->cfg->probe_interval_ms[PROBE_INFLOW] * NS_PER_MS);
+	sock_addr_str((struct sockaddr *)&t->sa, addr, sizeof(addr));
+	t->inflow_down = inflow_series(t->res, "inflow_down", addr);
+	t->inflow_up = inflow_series(t->res, "inflow_up", addr);
 }
 
 int test_run(const struct client_config *cfg, struct test_result *res, char *err, size_t errlen)
@@ -520,6 +579,7 @@ int test_run(const struct client_config *cfg, struct test_result *res, char *err
 	t.cfg = cfg;
 	t.res = res;
 	t.progress = !cfg->quiet && isatty(STDERR_FILENO);
+	t.srv_cpu_ns = -1;
 	test_build_schedule(&t);
 	if (ec)
 		event_config_set_flag(ec, EVENT_BASE_FLAG_PRECISE_TIMER);
@@ -532,6 +592,10 @@ int test_run(const struct client_config *cfg, struct test_result *res, char *err
 	}
 	if (test_connect(&t, err, errlen) < 0 || test_start_probe(&t, err, errlen) < 0)
 		goto out;
+	t.aux = probeset_start(cfg, &t.sa, t.salen, &t.welcome, res, err, errlen);
+	if (t.aux == NULL)
+		goto out;
+	test_setup_inflow(&t);
 	res->start_real_ns = clock_real_ns();
 	res->t0_ns = clock_mono_ns();
 	t.tick = event_new(t.base, -1, EV_PERSIST, test_tick_callback, &t);

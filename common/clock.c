@@ -18,6 +18,11 @@ int64_t clock_mono_ns(void)
 	return clock_read(CLOCK_MONOTONIC);
 }
 
+int64_t clock_thread_cpu_ns(void)
+{
+	return clock_read(CLOCK_THREAD_CPUTIME_ID);
+}
+
 int64_t clock_real_ns(void)
 {
 	return clock_read(CLOCK_REALTIME);

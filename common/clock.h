@@ -16,6 +16,8 @@ int64_t clock_mono_ns(void);
 int64_t clock_real_ns(void);
 /* Converts a kernel CLOCK_REALTIME timestamp taken moments ago to CLOCK_MONOTONIC. */
 int64_t clock_real_to_mono(int64_t real_ns);
+/* CPU time the calling thread has used, in ns: tells a CPU-bound event loop from a slow path. */
+int64_t clock_thread_cpu_ns(void);
 /* Milliseconds as a double, for the edges (reports). */
 double ns_to_ms(int64_t ns);
 const char *ts_source_name(enum ts_source src);

@@ -69,6 +69,7 @@ int sock_tcp_info(int fd, struct sock_tcp_stats *st)
 	st->rcv_mss = ti.tcpi_rcv_mss;
 	st->rtt_us = ti.tcpi_rtt;
 	st->min_rtt_us = ti.tcpi_min_rtt;
+	st->rcv_rtt_us = ti.tcpi_rcv_rtt;
 	st->snd_cwnd = ti.tcpi_snd_cwnd;
 	st->total_retrans = ti.tcpi_total_retrans;
 	st->timestamps = (ti.tcpi_options & TCPI_OPT_TIMESTAMPS) != 0;
@@ -374,7 +375,7 @@ int sock_set_dscp(int fd, int dscp)
 {
 	struct sockaddr_storage ss;
 	socklen_t len = sizeof(ss);
-	int tos = dscp << 2; /* DSCP is the upper six bits; ECN bits stay 0 */
+	int tos;
 
 	if (dscp < 0)
 		return 0;
@@ -382,6 +383,7 @@ int sock_set_dscp(int fd, int dscp)
 		errno = EINVAL;
 		return -1;
 	}
+	tos = dscp << 2; /* DSCP is the upper six bits; ECN bits stay 0 */
 	if (getsockname(fd, (struct sockaddr *)&ss, &len) < 0)
 		return -1;
 	if (ss.ss_family == AF_INET6)

@@ -29,6 +29,7 @@ int sock_get_cc(int fd, char *buf, size_t len);
 struct sock_tcp_stats {
 	uint32_t snd_mss, rcv_mss;
 	uint32_t rtt_us, min_rtt_us;
+	uint32_t rcv_rtt_us;       /* the receiver's RTT estimate (a pure receiver's only one) */
 	uint32_t snd_cwnd, total_retrans;
 	int timestamps;            /* TCP timestamp option negotiated */
 	uint64_t delivery_rate;    /* bytes/s */

@@ -1,4 +1,4 @@
-/* wire: control framing, data hello and probe packet codecs. Every decoder is bounded and
+/* wire: control framing, data hello, connect probe and probe packet codecs. Every decoder is bounded and
  * fails without side effects; these functions are the fuzz targets. */
 #include "common/wire.h"
 
@@ -8,6 +8,7 @@
 
 #define DATA_MAGIC 0x424d4431u  /* "BMD1" */
 #define PROBE_MAGIC 0x424d5031u /* "BMP1" */
+#define CONNPROBE_MAGIC 0x424d4331u /* "BMC1" */
 
 static void put32(uint8_t *p, uint32_t v)
 {
@@ -238,6 +239,58 @@ int wire_data_hello_decode(const uint8_t *buf, size_t len, struct wire_data_hell
 	tmp.flow_id = (uint16_t)(buf[6] << 8 | buf[7]);
 	memcpy(tmp.token, buf + 8, WIRE_TOKEN_LEN);
 	*h = tmp;
+	return 0;
+}
+
+/* Connect-probe request layout: magic(4) version(1) reserved(3, zero) token(16) seq(4)
+ * reserved(4, zero). */
+void wire_connprobe_req_encode(const struct wire_connprobe_req *r,
+			       uint8_t out[WIRE_CONNPROBE_REQ_LEN])
+{
+	memset(out, 0, WIRE_CONNPROBE_REQ_LEN);
+	put32(out, CONNPROBE_MAGIC);
+	out[4] = r->version;
+	memcpy(out + 8, r->token, WIRE_TOKEN_LEN);
+	put32(out + 24, r->seq);
+}
+
+int wire_is_connprobe_magic(const uint8_t *buf, size_t len)
+{
+	return len >= 4 && get32(buf) == CONNPROBE_MAGIC;
+}
+
+int wire_connprobe_req_decode(const uint8_t *buf, size_t len, struct wire_connprobe_req *r)
+{
+	struct wire_connprobe_req tmp;
+	static const size_t reserved[] = { 5, 6, 7, 28, 29, 30, 31 };
+
+	memset(&tmp, 0, sizeof(tmp));
+	if (len != WIRE_CONNPROBE_REQ_LEN || !wire_is_connprobe_magic(buf, len))
+		return -1;
+	tmp.version = buf[4];
+	if (tmp.version != WIRE_VERSION)
+		return -1;
+	for (size_t i = 0; i < sizeof(reserved) / sizeof(reserved[0]); i++)
+		if (buf[reserved[i]] != 0)
+			return -1;
+	memcpy(tmp.token, buf + 8, WIRE_TOKEN_LEN);
+	tmp.seq = get32(buf + 24);
+	*r = tmp;
+	return 0;
+}
+
+/* Connect-probe response layout: magic(4) seq(4). */
+void wire_connprobe_resp_encode(uint32_t seq, uint8_t out[WIRE_CONNPROBE_RESP_LEN])
+{
+	put32(out, CONNPROBE_MAGIC);
+	put32(out + 4, seq);
+}
+
+int wire_connprobe_resp_decode(const uint8_t *buf, size_t len, uint32_t *seq)
+{
+	if (len != WIRE_CONNPROBE_RESP_LEN || !wire_is_connprobe_magic(buf, len))
+		return -1;
+	*seq = get32(buf + 4);
 	return 0;
 }
 

@@ -1,5 +1,5 @@
-/* wire: the bytes both ends speak — control frames, the data-connection hello and the UDP
- * probe packet. Pure codecs: no sockets, no allocation beyond json-c objects, no logging. */
+/* wire: the bytes both ends speak — control frames, the data-connection hello, the connect
+ * probe and the UDP probe packet. Pure codecs: no sockets, no allocation beyond json-c objects, no logging. */
 #ifndef BM_WIRE_H
 #define BM_WIRE_H
 
@@ -63,6 +63,29 @@ void wire_data_hello_encode(const struct wire_data_hello *h, uint8_t out[WIRE_DA
 WIRE_WUR int wire_data_hello_decode(const uint8_t *buf, size_t len, struct wire_data_hello *h);
 /* True if the first 4 bytes are the data magic (so the stream is a data connection). */
 int wire_is_data_magic(const uint8_t *buf, size_t len);
+
+/* ---- connect probe: a new TCP connection carrying one tiny request/response ---- */
+/* Its magic "BMC1" can never be a control frame either: 0x424d4331 exceeds WIRE_CTRL_MAX. */
+
+#define WIRE_CONNPROBE_REQ_LEN 32
+#define WIRE_CONNPROBE_RESP_LEN 8 /* smaller than the request: the server never amplifies */
+
+struct wire_connprobe_req {
+	uint8_t version;
+	uint8_t token[WIRE_TOKEN_LEN];
+	uint32_t seq;
+};
+
+void wire_connprobe_req_encode(const struct wire_connprobe_req *r,
+			       uint8_t out[WIRE_CONNPROBE_REQ_LEN]);
+/* 0 on success; -1 on a wrong length, magic or version, or non-zero reserved bytes. */
+WIRE_WUR int wire_connprobe_req_decode(const uint8_t *buf, size_t len, struct wire_connprobe_req *r);
+/* True if the first 4 bytes are the connect-probe magic. */
+int wire_is_connprobe_magic(const uint8_t *buf, size_t len);
+/* The answer echoes the magic and the request's sequence number. */
+void wire_connprobe_resp_encode(uint32_t seq, uint8_t out[WIRE_CONNPROBE_RESP_LEN]);
+/* 0 with *seq set; -1 on a wrong length or magic. */
+WIRE_WUR int wire_connprobe_resp_decode(const uint8_t *buf, size_t len, uint32_t *seq);
 
 /* ---- UDP probe packet ---- */
 

@@ -1,10 +1,12 @@
-/* bulk: the server's end of the load flows — a source for download, a sink for upload. */
+/* bulk: the server's end of the load flows — a source for download, a sink for upload — with
+ * the in-flow request/response framing of docs/protocol.md (echoes, responses). */
 #ifndef BM_BULK_H
 #define BM_BULK_H
 
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/record.h"
 #include "server/ctx.h"
 
 struct bulk_flow {
@@ -13,14 +15,21 @@ struct bulk_flow {
 	uint16_t flow_id;
 	struct event *ev;
 	struct session *sess;
+	struct record_writer w;        /* download: the records we send (echoes ride in them) */
+	struct record_parser rx;       /* download: the client's requests; upload: its records */
+	uint8_t resp[RECORD_HDR_LEN];  /* upload: the unsent rest of a response */
+	uint8_t resp_left;
+	uint64_t requests;             /* in-flow requests seen (echoed or answered) */
+	uint64_t resp_dropped;         /* upload: responses dropped because the socket was full */
 	struct bulk_flow *next;
 };
 
 /* Attaches an accepted, validated data connection to sess and starts moving bytes.
- * prelen: payload bytes already read past the hello (counted for upload flows).
- * Takes ownership of fd (closed on failure). Returns 0 or -1. */
+ * pre/prelen: stream bytes already read past the hello; they are parsed (and counted for
+ * upload flows) like any later bytes. Takes ownership of fd (closed on failure). Returns 0,
+ * or -1 when the flow could not start or pre is not a valid record stream. */
 int bulk_attach(struct session *sess, int fd, const struct wire_data_hello *h,
-		size_t prelen);
+		const uint8_t *pre, size_t prelen);
 /* Closes and frees one flow, unlinking it from its session. */
 void bulk_close(struct bulk_flow *f);
 /* TCP_INFO totals of the session's download flows, open and closed. */

@@ -11,6 +11,7 @@
 #include <event2/buffer.h>
 
 #include "common/clock.h"
+#include "common/dns.h"
 #include "common/frame.h"
 #include "common/log.h"
 #include "common/sock.h"
@@ -139,6 +140,9 @@ static json_object *session_stats(struct session *s, int final)
 	json_object_object_add(msg, "flows_down", json_object_new_int(s->nflows[0]));
 	json_object_object_add(msg, "flows_up", json_object_new_int(s->nflows[1]));
 	json_object_object_add(msg, "cc_failures", json_object_new_int64((int64_t)s->cc_failures));
+	/* This runs on the event loop that drives every bulk flow: its CPU time tells the client
+	 * whether the server, not the path, limited the load. */
+	json_object_object_add(msg, "loop_cpu_ns", json_object_new_int64(clock_thread_cpu_ns()));
 	bulk_down_totals(s, &tt);
 	json_object_object_add(msg, "down_retrans", json_object_new_int64((int64_t)tt.retrans));
 	json_object_object_add(msg, "down_busy_us", json_object_new_int64((int64_t)tt.busy_us));
@@ -267,6 +271,9 @@ static void control_handle_hello(struct pending_ctrl *pc, struct bufferevent *be
 	json_object_object_add(w, "max_flows", json_object_new_int(cfg->max_flows));
 	json_object_object_add(w, "udp_timestamps",
 			       json_object_new_string(srv->udp_ts_kernel ? "kernel" : "user"));
+	json_object_object_add(w, "dns_port", json_object_new_int(cfg->dns_port));
+	json_object_object_add(w, "dns_zone",
+			       json_object_new_string(cfg->dns_zone ? cfg->dns_zone : DNS_DEFAULT_ZONE));
 
 	bufferevent_setcb(bev, session_read_callback, NULL, session_event_callback, s);
 	bufferevent_set_timeouts(bev, NULL, NULL);

@@ -18,9 +18,17 @@ struct server_counters {
 	atomic_uint_least64_t ctrl_bad;      /* malformed or unexpected control input */
 	atomic_uint_least64_t ctrl_timeout;  /* connections that said nothing useful in time */
 	atomic_uint_least64_t data_bad;      /* bad data hello / unknown token */
+	atomic_uint_least64_t conn_probes;        /* connect probes answered */
+	atomic_uint_least64_t conn_probe_bad;     /* bad request, unknown token or IP, silence */
+	atomic_uint_least64_t conn_probe_limited; /* over the per-session rate or open limit */
 	atomic_uint_least64_t udp_reflected;
 	atomic_uint_least64_t udp_bad;       /* undecodable datagrams */
 	atomic_uint_least64_t udp_unknown;   /* decodable, but no session for token and address */
+	atomic_uint_least64_t dns_queries;     /* datagrams on the DNS port */
+	atomic_uint_least64_t dns_answered;    /* answers sent (any rcode) */
+	atomic_uint_least64_t dns_refused;     /* REFUSED: outside the zone, ANY, not class IN */
+	atomic_uint_least64_t dns_bad;         /* malformed: dropped, or FORMERR / NOTIMP */
+	atomic_uint_least64_t dns_ratelimited; /* dropped: the source was over its rate */
 };
 
 struct server_ctx {

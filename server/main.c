@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/dns.h"
 #include "common/log.h"
 #include "common/util.h"
 #include "server/server.h"
@@ -12,16 +13,19 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: bloatmeterd [-v] [-b ADDR] [-p PORT] [--max-sessions N] [--max-flows N]\n"
-		"                   [--max-duration SECONDS]\n"
+		"                   [--max-duration SECONDS] [--dns-port N] [--dns-zone NAME]\n"
 		"  -p, --port PORT        TCP and UDP port (default %d)\n"
 		"  -b, --bind ADDR        address to bind (default: all, IPv4 and IPv6)\n"
 		"      --max-sessions N   concurrent test sessions (default 16)\n"
 		"      --max-flows N      bulk flows per session and direction (default 32)\n"
 		"      --max-duration S   longest session in seconds (default 300)\n"
+		"      --dns-port N       UDP port of the authoritative DNS responder for the DNS\n"
+		"                         probe (default: PORT + 1; 0 turns it off)\n"
+		"      --dns-zone NAME    the zone it answers for (default %s)\n"
 		"  -v, --verbose          more logging (twice for debug)\n"
 		"  -h, --help             this help\n"
 		"  -V, --version          print the version\n",
-		SERVER_DEFAULT_PORT);
+		SERVER_DEFAULT_PORT, DNS_DEFAULT_ZONE);
 }
 
 /* Reports one bad flag in one sentence plus usage, and exits 2. */
@@ -39,12 +43,14 @@ int main(int argc, char **argv)
 		{ "verbose", no_argument, NULL, 'v' },     { "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },     { "max-sessions", required_argument, NULL, 1 },
 		{ "max-flows", required_argument, NULL, 2 }, { "max-duration", required_argument, NULL, 3 },
+		{ "dns-port", required_argument, NULL, 4 }, { "dns-zone", required_argument, NULL, 5 },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct server_config cfg = {
 		.port = SERVER_DEFAULT_PORT, .max_sessions = 16, .max_flows = 32, .max_duration_s = 300,
 	};
-	int verbose = 0, c;
+	struct dns_zone zone;
+	int verbose = 0, c, dns_port = -1;
 	long v;
 
 	opterr = 0;
@@ -82,6 +88,18 @@ int main(int argc, char **argv)
 				bad_usage("invalid --max-duration (5-86400 s)", optarg);
 			cfg.max_duration_s = (int)v;
 			break;
+		case 4:
+			if (util_parse_long(optarg, 0, 65535, &v) < 0)
+				bad_usage("invalid --dns-port (0-65535, 0 = off)", optarg);
+			dns_port = (int)v;
+			break;
+		case 5:
+			if (dns_zone_init(&zone, optarg) < 0)
+				bad_usage("invalid --dns-zone (a DNS name: labels of 1-63 "
+					  "letters, digits, '-' or '_', at most 253 characters)",
+					  optarg);
+			cfg.dns_zone = optarg;
+			break;
 		case ':':
 			bad_usage("option needs a value", argv[optind - 1]);
 		default:
@@ -90,6 +108,10 @@ int main(int argc, char **argv)
 	}
 	if (optind < argc)
 		bad_usage("unexpected argument", argv[optind]);
+	/* Default: the port after the control port, so one firewall rule pair covers both. */
+	if (dns_port < 0)
+		dns_port = cfg.port < 65535 ? cfg.port + 1 : 0;
+	cfg.dns_port = (uint16_t)dns_port;
 	log_init("bloatmeterd", verbose >= 2 ? LOG_LVL_DEBUG : verbose ? LOG_LVL_INFO : LOG_LVL_WARN);
 	return server_run(&cfg);
 }

@@ -1,5 +1,6 @@
 /* server: binds the TCP and UDP sockets, classifies each new connection by its first bytes
- * (control frame or data hello), and runs the event loop and reflector thread. */
+ * (control frame, data hello or connect probe), and runs the event loop and the reflector and
+ * DNS responder threads. */
 #include "server/server.h"
 
 #include <errno.h>
@@ -15,8 +16,10 @@
 #include "common/log.h"
 #include "common/sock.h"
 #include "server/bulk.h"
+#include "server/connprobe.h"
 #include "server/control.h"
 #include "server/ctx.h"
+#include "server/dns.h"
 #include "server/reflector.h"
 
 /* A connection whose first bytes have not yet told us what it is. */
@@ -31,6 +34,7 @@ static void server_attach_data(struct pending_conn *pc, struct bufferevent *bev)
 	struct evbuffer *in = bufferevent_get_input(bev);
 	struct wire_data_hello h;
 	struct session *s;
+	const uint8_t *all;
 	size_t extra;
 	int fd;
 
@@ -43,17 +47,22 @@ static void server_attach_data(struct pending_conn *pc, struct bufferevent *bev)
 		bufferevent_free(bev);
 		return;
 	}
+	/* Bytes that came behind the hello are the start of the record stream: the flow parses
+	 * them before any it reads itself. */
 	extra = evbuffer_get_length(in) - WIRE_DATA_HELLO_LEN;
+	all = evbuffer_pullup(in, -1);
 	/* Detach the socket from the bufferevent: bulk flows use the raw fd. */
-	fd = bufferevent_getfd(bev);
-	fd = dup(fd);
-	bufferevent_free(bev);
-	if (fd < 0) {
-		log_warn("dup");
+	fd = dup(bufferevent_getfd(bev));
+	if (fd < 0 || all == NULL) {
+		log_warn("data connection");
+		if (fd >= 0)
+			close(fd);
+		bufferevent_free(bev);
 		return;
 	}
-	if (bulk_attach(s, fd, &h, extra) < 0)
+	if (bulk_attach(s, fd, &h, all + WIRE_DATA_HELLO_LEN, extra) < 0)
 		atomic_fetch_add(&pc->srv->counters.data_bad, 1);
+	bufferevent_free(bev);
 }
 
 static void pending_read_callback(struct bufferevent *bev, void *arg)
@@ -68,6 +77,11 @@ static void pending_read_callback(struct bufferevent *bev, void *arg)
 		if (avail < WIRE_DATA_HELLO_LEN)
 			return;
 		server_attach_data(pc, bev);
+		free(pc);
+		return;
+	}
+	if (wire_is_connprobe_magic(evbuffer_pullup(in, 4), 4)) {
+		connprobe_start(pc->srv, bev, (struct sockaddr *)&pc->peer);
 		free(pc);
 		return;
 	}
@@ -136,8 +150,9 @@ static void server_signal_callback(evutil_socket_t sig, short what, void *arg)
 	event_base_loopbreak(srv->base);
 }
 
-/* Opens the listening and UDP sockets; returns 0 or -1 after logging one clear sentence. */
-static int server_open(const struct server_config *cfg, int *tcp_fd, int *udp_fd)
+/* Opens the listening and UDP sockets (the DNS one only when its port is set, else -1);
+ * returns 0 or -1 after logging one clear sentence. */
+static int server_open(const struct server_config *cfg, int *tcp_fd, int *udp_fd, int *dns_fd)
 {
 	char err[256];
 
@@ -152,6 +167,14 @@ static int server_open(const struct server_config *cfg, int *tcp_fd, int *udp_fd
 		close(*tcp_fd);
 		return -1;
 	}
+	*dns_fd = -1;
+	if (cfg->dns_port != 0 &&
+	    (*dns_fd = sock_bind_udp(cfg->bind_addr, cfg->dns_port, err, sizeof(err))) < 0) {
+		log_error("%s (DNS responder; --dns-port 0 turns it off)", err);
+		close(*udp_fd);
+		close(*tcp_fd);
+		return -1;
+	}
 	return 0;
 }
 
@@ -159,8 +182,9 @@ int server_run(const struct server_config *cfg)
 {
 	struct server_ctx srv;
 	struct reflector *refl = NULL;
+	struct dns_responder *dns = NULL;
 	struct event *accept_ev = NULL, *sig[2] = { NULL, NULL };
-	int tcp_fd, udp_fd, rc = 1;
+	int tcp_fd, udp_fd, dns_fd, rc = 1;
 
 	memset(&srv, 0, sizeof(srv));
 	srv.cfg = cfg;
@@ -169,7 +193,7 @@ int server_run(const struct server_config *cfg)
 		log_error("cannot initialise the server");
 		return 1;
 	}
-	if (server_open(cfg, &tcp_fd, &udp_fd) < 0) {
+	if (server_open(cfg, &tcp_fd, &udp_fd, &dns_fd) < 0) {
 		session_table_free(&srv.table);
 		return 1;
 	}
@@ -178,14 +202,19 @@ int server_run(const struct server_config *cfg)
 		log_error("cannot create the event loop");
 		close(tcp_fd);
 		close(udp_fd);
+		if (dns_fd >= 0)
+			close(dns_fd);
 		goto out;
 	}
 	refl = reflector_start(&srv, udp_fd);
+	if (dns_fd >= 0)
+		dns = dns_responder_start(&srv, dns_fd);
 	accept_ev = event_new(srv.base, tcp_fd, EV_READ | EV_PERSIST, server_accept_callback, &srv);
 	sig[0] = evsignal_new(srv.base, SIGINT, server_signal_callback, &srv);
 	sig[1] = evsignal_new(srv.base, SIGTERM, server_signal_callback, &srv);
-	if (refl == NULL || accept_ev == NULL || sig[0] == NULL || sig[1] == NULL ||
-	    event_add(accept_ev, NULL) < 0 || event_add(sig[0], NULL) < 0 || event_add(sig[1], NULL) < 0) {
+	if (refl == NULL || (dns_fd >= 0 && dns == NULL) || accept_ev == NULL || sig[0] == NULL ||
+	    sig[1] == NULL || event_add(accept_ev, NULL) < 0 || event_add(sig[0], NULL) < 0 ||
+	    event_add(sig[1], NULL) < 0) {
 		log_error("cannot start serving");
 		close(tcp_fd);
 		goto out;
@@ -198,6 +227,7 @@ int server_run(const struct server_config *cfg)
 	close(tcp_fd);
 out:
 	reflector_stop(refl);
+	dns_responder_stop(dns);
 	for (int i = 0; i < 2; i++)
 		if (sig[i])
 			event_free(sig[i]);

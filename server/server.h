@@ -10,6 +10,8 @@ struct server_config {
 	int max_sessions;       /* concurrent test sessions */
 	int max_flows;          /* bulk connections per session and direction */
 	int max_duration_s;     /* a session is closed after this long */
+	uint16_t dns_port;      /* UDP port of the DNS responder; 0 = off */
+	const char *dns_zone;   /* its zone; NULL = DNS_DEFAULT_ZONE */
 };
 
 #define SERVER_DEFAULT_PORT 4750

@@ -1,7 +1,7 @@
 /* hostile: throws bad input at a live bloatmeterd — garbage, truncated, oversized and
- * wrong-version control messages, forged data hellos, random and forged UDP datagrams, a client
- * that vanishes mid-test, a client beyond the session limit — and checks each gets at most an error reply and a close, never a
- * UDP answer. Usage: hostile HOST PORT. Exit 0 if the daemon behaved.
+ * wrong-version control messages, forged data hellos and connect probes, random and forged UDP
+ * datagrams, a client that vanishes mid-test, a client beyond the session limit — and checks
+ * each gets at most an error reply and a close, never a UDP answer. Usage: hostile HOST PORT. Exit 0 if the daemon behaved.
  * `hostile --silent PORT SECONDS` instead listens on 127.0.0.1 without ever answering. */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -127,6 +127,30 @@ static void ctrl_case(const char *what, const void *bytes, size_t len, const cha
 	close(fd);
 }
 
+/* Connect probes: a forged request and garbage after the magic get a close and not one byte. */
+static void connprobe_cases(uint8_t junk[4096])
+{
+	struct wire_connprobe_req req = { .version = WIRE_VERSION, .seq = 1 };
+	uint8_t forged[WIRE_CONNPROBE_REQ_LEN];
+	static const char *const what[2] = {
+		"a connect probe with an unknown token is closed unanswered",
+		"garbage after the connect-probe magic is closed unanswered",
+	};
+
+	if (util_random(req.token, sizeof(req.token)) < 0)
+		exit(2);
+	wire_connprobe_req_encode(&req, forged);
+	memcpy(junk, forged, 4); /* the magic, then 4092 random bytes */
+	for (int i = 0; i < 2; i++) {
+		int fd = tcp_open();
+		char reply[64];
+
+		send_all(fd, i == 0 ? forged : junk, i == 0 ? sizeof(forged) : 4096);
+		expect(read_until_close(fd, 3000, reply, sizeof(reply)) == 0, what[i]);
+		close(fd);
+	}
+}
+
 static void tcp_cases(void)
 {
 	uint8_t junk[4096], big[4] = { 0x00, 0x10, 0x00, 0x00 }, forged[WIRE_DATA_HELLO_LEN];
@@ -151,6 +175,7 @@ static void tcp_cases(void)
 	wire_data_hello_encode(&h, forged);
 	ctrl_case("a data hello with an unknown token is dropped", forged, sizeof(forged), NULL, NULL,
 		  3000);
+	connprobe_cases(junk);
 }
 
 /* UDP: nothing may come back for garbage or unknown tokens. */
