@@ -24,15 +24,17 @@ struct cell {
 /* A sample row such as [1.25, 31.207, 0]. It keeps its elements for in-memory readers but
  * serialises from a pre-built string, so pretty output stays one line per row instead of
  * five, which matters for thousands of probes. */
+#define ROW_MAX 9 /* cells per sample row at most (the TCP_INFO rows) */
+
 static json_object *j_row(struct jb *b, const struct cell *c, int n)
 {
-	char text[(NUM_MAX + 1) * 4 + 2], num[NUM_MAX];
+	char text[(NUM_MAX + 1) * ROW_MAX + 2], num[NUM_MAX];
 	json_object *row = jb_arr(b);
 	char *copy;
 	size_t o = 0;
 
 	text[o++] = '[';
-	for (int i = 0; i < n && i < 4; i++) {
+	for (int i = 0; i < n && i < ROW_MAX; i++) {
 		if (isfinite(c[i].v))
 			(void)util_format_decimal(c[i].v, c[i].dec, num, sizeof(num));
 		else
@@ -365,6 +367,34 @@ static json_object *json_tput_series(struct jb *b, const struct test_result *r,
 	return a;
 }
 
+/* TCP_INFO of every client load flow, every 100 ms (the flow id restarts in each phase). */
+static json_object *json_tcp_info_samples(struct jb *b, const struct test_result *r)
+{
+	static const char *const cols[] = { "t_s", "flow", "up", "rtt_ms", "min_rtt_ms",
+					    "rcv_rtt_ms", "retrans", "cwnd", "delivery_mbps" };
+	json_object *o = jb_obj(b), *data = jb_arr(b);
+
+	for (size_t i = 0; i < r->nflows && !b->failed; i++) {
+		const struct flow_sample *f = &r->flows[i];
+		struct cell c[9] = {
+			{ rel_s(r, f->t_ns), DEC_S },
+			{ f->flow_id, DEC_INT },
+			{ f->up, DEC_INT },
+			{ f->rtt_us / 1e3, DEC_MS },
+			{ f->min_rtt_us / 1e3, DEC_MS },
+			{ f->rcv_rtt_us / 1e3, DEC_MS },
+			{ f->total_retrans, DEC_INT },
+			{ f->snd_cwnd, DEC_INT },
+			{ (double)f->delivery_rate * 8 / 1e6, DEC_MBPS },
+		};
+
+		jb_push(b, data, j_row(b, c, 9));
+	}
+	jb_add(b, o, "columns", json_columns(b, cols, 9));
+	jb_add(b, o, "data", data);
+	return o;
+}
+
 static json_object *json_samples(struct jb *b, const struct test_result *r)
 {
 	static const char *const cols[] = { "t_s", "bytes" };
@@ -375,6 +405,7 @@ static json_object *json_samples(struct jb *b, const struct test_result *r)
 	jb_add(b, tput, "up", json_tput_series(b, r, r->up, r->nup));
 	jb_add(b, o, "udp", json_udp_samples(b, r));
 	jb_add(b, o, "throughput", tput);
+	jb_add(b, o, "tcp_info", json_tcp_info_samples(b, r));
 	return o;
 }
 

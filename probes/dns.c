@@ -15,6 +15,7 @@
 #include "common/log.h"
 #include "common/sock.h"
 #include "common/util.h"
+#include "probes/schedule.h"
 
 #define DNS_PROBE_MAX_SLOTS 4096
 /* Receive buffer: without EDNS a conforming answer has at most 512 bytes; more is bad. */
@@ -35,8 +36,7 @@ struct dns_probe {
 	struct event *send_ev, *recv_ev, *expire_ev;
 	int fd;
 	uint64_t seq;
-	int64_t next_ns;             /* next send slot; 0 before the first */
-	uint64_t late_sends;
+	struct probe_schedule sched;
 	uint64_t unreachable;        /* ICMP port/host unreachable reported on the socket */
 	struct dns_pending *slot;
 	size_t nslots;
@@ -74,29 +74,15 @@ static void dns_probe_send(struct dns_probe *p)
 		log_debug("dns probe send: %s", strerror(errno)); /* expires as lost: honest */
 }
 
-/* One-shot timer re-armed for the next slot of an absolute schedule: no drift, and after a
- * stall the missed slots are skipped (and counted) instead of sent in a burst. */
+/* One-shot timer re-armed for the next slot of the absolute schedule. */
 static void dns_probe_send_callback(evutil_socket_t fd, short what, void *arg)
 {
 	struct dns_probe *p = arg;
-	int64_t now, wait;
-	struct timeval tv;
 
 	if (p->stopping)
 		return;
-	if (p->next_ns == 0)
-		p->next_ns = clock_mono_ns();
 	dns_probe_send(p);
-	p->next_ns += p->cfg.interval_ns;
-	now = clock_mono_ns();
-	while (p->next_ns <= now) {
-		p->next_ns += p->cfg.interval_ns;
-		p->late_sends++;
-	}
-	wait = p->next_ns - now;
-	tv.tv_sec = (time_t)(wait / NS_PER_SEC);
-	tv.tv_usec = (suseconds_t)(wait % NS_PER_SEC / 1000);
-	if (event_add(p->send_ev, &tv) < 0)
+	if (schedule_rearm(&p->sched, p->send_ev) < 0)
 		log_warnx("cannot schedule the next DNS probe");
 }
 
@@ -222,9 +208,9 @@ static void dns_probe_destroy(void *arg)
 			series_note(p->out, "%llu ICMP unreachable errors came back for DNS queries "
 				    "(is a DNS server listening there?).",
 				    (unsigned long long)p->unreachable);
-		else if (p->late_sends && p->out->note[0] == '\0')
+		else if (p->sched.skipped && p->out->note[0] == '\0')
 			series_note(p->out, "%llu DNS queries left late (the probe loop was stalled).",
-				    (unsigned long long)p->late_sends);
+				    (unsigned long long)p->sched.skipped);
 	}
 	if (p->send_ev)
 		event_free(p->send_ev);
@@ -327,6 +313,7 @@ struct dns_probe *dns_probe_start(struct event_base *base, const struct dns_prob
 		goto fail;
 	}
 	p->cfg = *cfg;
+	p->sched.interval_ns = cfg->interval_ns;
 	if (p->cfg.qtype == 0)
 		p->cfg.qtype = DNS_TYPE_A;
 	p->fd = -1;

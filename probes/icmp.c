@@ -18,6 +18,7 @@
 #include "common/log.h"
 #include "common/sock.h"
 #include "common/util.h"
+#include "probes/schedule.h"
 
 #define ICMP_IPV4_MIN 20
 #define ICMP_IPV6_LEN 40
@@ -34,9 +35,8 @@ struct icmp_probe {
 	int raw;             /* raw socket (else ping socket) */
 	uint16_t id;         /* raw sockets: ours; ping sockets get theirs from the kernel */
 	uint64_t cookie;
-	int64_t next_ns;     /* next send slot; 0 until the loop runs */
+	struct probe_schedule sched;
 	size_t expire_from;  /* samples before this one are no longer pending */
-	uint64_t late_sends;
 	int stopping;
 	uint8_t pkt[ICMP_HDR_LEN + ICMP_PAYLOAD_MAX];
 };
@@ -251,30 +251,16 @@ static void icmp_send(struct icmp_probe *p)
 		log_debug("icmp send: %s", strerror(errno)); /* stays pending: counts as lost */
 }
 
-/* One-shot timer re-armed for the next slot of an absolute schedule: no drift, and after a
- * stall the missed slots are skipped (and counted) instead of sent in a burst. */
+/* One-shot timer re-armed for the next slot of the absolute schedule. */
 static void icmp_send_callback(evutil_socket_t fd, short what, void *arg)
 {
 	struct icmp_probe *p = arg;
-	int64_t now, wait;
-	struct timeval tv;
 
 	if (p->stopping)
 		return;
-	if (p->next_ns == 0)
-		p->next_ns = clock_mono_ns(); /* the runner's loop just started */
 	icmp_send(p);
-	p->next_ns += p->cfg.interval_ns;
-	now = clock_mono_ns();
-	icmp_expire(p, now);
-	while (p->next_ns <= now) {
-		p->next_ns += p->cfg.interval_ns;
-		p->late_sends++;
-	}
-	wait = p->next_ns - now;
-	tv.tv_sec = (time_t)(wait / NS_PER_SEC);
-	tv.tv_usec = (suseconds_t)(wait % NS_PER_SEC / 1000);
-	if (event_add(p->send_ev, &tv) < 0)
+	icmp_expire(p, clock_mono_ns());
+	if (schedule_rearm(&p->sched, p->send_ev) < 0)
 		log_warnx("icmp probe: cannot schedule the next echo");
 }
 
@@ -467,9 +453,9 @@ static void icmp_destroy(void *arg)
 	if (p == NULL)
 		return;
 	series_close(p->out);
-	if (p->late_sends)
+	if (p->sched.skipped)
 		log_debug("icmp probe: %llu send slots skipped after stalls",
-			  (unsigned long long)p->late_sends);
+			  (unsigned long long)p->sched.skipped);
 	if (p->send_ev)
 		event_free(p->send_ev);
 	if (p->recv_ev)
@@ -643,6 +629,7 @@ struct icmp_probe *icmp_probe_start(struct event_base *base, const struct icmp_p
 	p->fd = -1;
 	p->out = out;
 	p->cfg = *cfg;
+	p->sched.interval_ns = cfg->interval_ns;
 	if (icmp_check_config(&p->cfg, err, errlen) < 0)
 		goto fail;
 	p->family = p->cfg.target.ss_family;

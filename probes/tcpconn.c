@@ -13,6 +13,7 @@
 #include "common/clock.h"
 #include "common/log.h"
 #include "common/sock.h"
+#include "probes/schedule.h"
 
 enum conn_state { CONN_FREE = 0, CONN_CONNECTING, CONN_WAITING };
 
@@ -36,7 +37,7 @@ struct tcpconn_probe {
 	struct event *send_ev;
 	struct tcpconn_conn *conn; /* cfg.max_outstanding slots */
 	uint32_t next_seq;
-	int64_t next_ns;           /* next start slot */
+	struct probe_schedule sched;
 	uint64_t attempts;         /* schedule slots that wanted a connection */
 	uint64_t skipped_busy;     /* ... but every slot was still open */
 	uint64_t local_fail;       /* ... but no socket could be opened here */
@@ -230,25 +231,15 @@ static void tcpconn_launch(struct tcpconn_probe *p)
 		tcpconn_wait(c, EV_WRITE); /* writable once connected, or with the error */
 }
 
-/* One-shot timer re-armed for the next slot of an absolute schedule: no drift, and after a
- * stall the missed slots are skipped instead of started in a burst. */
+/* One-shot timer re-armed for the next slot of the absolute schedule. */
 static void tcpconn_send_callback(evutil_socket_t fd, short what, void *arg)
 {
 	struct tcpconn_probe *p = arg;
-	int64_t now, wait;
-	struct timeval tv;
 
 	if (p->stopping)
 		return;
 	tcpconn_launch(p);
-	p->next_ns += p->cfg.interval_ns;
-	now = clock_mono_ns();
-	while (p->next_ns <= now)
-		p->next_ns += p->cfg.interval_ns;
-	wait = p->next_ns - now;
-	tv.tv_sec = (time_t)(wait / NS_PER_SEC);
-	tv.tv_usec = (suseconds_t)(wait % NS_PER_SEC / 1000);
-	if (event_add(p->send_ev, &tv) < 0)
+	if (schedule_rearm(&p->sched, p->send_ev) < 0)
 		log_warnx("cannot schedule the next connect probe");
 }
 
@@ -357,11 +348,11 @@ struct tcpconn_probe *tcpconn_probe_start(struct event_base *base,
 	p->out = out;
 	if (tcpconn_config(&p->cfg, err, errlen) < 0)
 		goto fail;
+	p->sched.interval_ns = p->cfg.interval_ns; /* after the defaults are applied */
 	if (tcpconn_alloc(p) < 0) {
 		snprintf(err, errlen, "cannot create connect probe events");
 		goto fail;
 	}
-	p->next_ns = clock_mono_ns();
 	if (event_add(p->send_ev, &now) < 0) {
 		snprintf(err, errlen, "cannot schedule the first connect probe");
 		goto fail;

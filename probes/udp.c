@@ -14,6 +14,7 @@
 #include "common/clock.h"
 #include "common/log.h"
 #include "common/sock.h"
+#include "probes/schedule.h"
 
 struct udp_probe {
 	struct udp_probe_config cfg;
@@ -25,8 +26,7 @@ struct udp_probe {
 	size_t nsent;
 	size_t kernel_stamps;
 	_Atomic int64_t last_rtt_ns;  /* for live progress in another thread */
-	uint64_t late_sends;
-	int64_t next_ns;   /* next send slot */
+	struct probe_schedule sched;
 	int64_t grace_ns;
 	int stopping;
 };
@@ -71,27 +71,15 @@ static void udp_probe_send(struct udp_probe *p)
 	p->nsent++;
 }
 
-/* One-shot timer re-armed for the next slot of an absolute schedule: no drift, and after a
- * stall the missed slots are skipped (and counted) instead of sent in a burst. */
+/* One-shot timer re-armed for the next slot of the absolute schedule. */
 static void udp_probe_send_callback(evutil_socket_t fd, short what, void *arg)
 {
 	struct udp_probe *p = arg;
-	int64_t now, wait;
-	struct timeval tv;
 
 	if (p->stopping)
 		return;
 	udp_probe_send(p);
-	p->next_ns += p->cfg.interval_ns;
-	now = clock_mono_ns();
-	while (p->next_ns <= now) {
-		p->next_ns += p->cfg.interval_ns;
-		p->late_sends++;
-	}
-	wait = p->next_ns - now;
-	tv.tv_sec = (time_t)(wait / NS_PER_SEC);
-	tv.tv_usec = (suseconds_t)(wait % NS_PER_SEC / 1000);
-	if (event_add(p->send_ev, &tv) < 0)
+	if (schedule_rearm(&p->sched, p->send_ev) < 0)
 		log_warnx("cannot schedule the next probe");
 }
 
@@ -162,7 +150,6 @@ static void *udp_probe_main(void *arg)
 {
 	struct udp_probe *p = arg;
 
-	p->next_ns = clock_mono_ns();
 	udp_probe_send_callback(-1, 0, p);
 	if (event_base_dispatch(p->base) < 0)
 		log_warnx("probe event loop failed");
@@ -180,6 +167,7 @@ struct udp_probe *udp_probe_start(const struct udp_probe_config *cfg, char *err,
 		goto fail;
 	}
 	p->cfg = *cfg;
+	p->sched.interval_ns = cfg->interval_ns;
 	p->fd = -1;
 	p->rec = calloc(cfg->max_probes, sizeof(*p->rec));
 	if (p->rec == NULL) {
@@ -251,7 +239,7 @@ size_t udp_probe_kernel_stamps(const struct udp_probe *p)
 
 uint64_t udp_probe_late_sends(const struct udp_probe *p)
 {
-	return p->late_sends;
+	return p->sched.skipped;
 }
 
 struct probe_rec *udp_probe_free(struct udp_probe *p, size_t *n)

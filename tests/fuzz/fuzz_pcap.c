@@ -17,6 +17,7 @@
 
 #include "client/analyze_cmd.h"
 #include "client/pcapanalyze.h"
+#include "client/result.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
