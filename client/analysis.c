@@ -189,24 +189,35 @@ size_t analysis_queue_samples(const struct probe_rec *p, size_t n, int64_t from,
 	return m;
 }
 
+static double max_of(const double *v, size_t n)
+{
+	double x = v[0];
+
+	for (size_t i = 1; i < n; i++)
+		x = v[i] > x ? v[i] : x;
+	return x;
+}
+
 /* Maxima of consecutive blocks of `block` samples of the time-ordered q (a last block shorter
- * than half a block is dropped: its maximum would see too little of the sawtooth). */
+ * than half a block is dropped: its maximum would see too little of the sawtooth). A window
+ * shorter than half a block is one block. */
 size_t analysis_block_maxima(const double *q, size_t m, size_t block, double *out)
 {
 	size_t nb = 0;
 
-	if (block == 0)
+	if (m == 0)
 		return 0;
+	if (block == 0)
+		block = 1;
 	for (size_t i = 0; i < m; i += block) {
 		size_t end = i + block < m ? i + block : m;
-		double x = q[i];
 
 		if (end - i < (block + 1) / 2)
 			break;
-		for (size_t j = i + 1; j < end; j++)
-			x = q[j] > x ? q[j] : x;
-		out[nb++] = x;
+		out[nb++] = max_of(q + i, end - i);
 	}
+	if (nb == 0)
+		out[nb++] = max_of(q, m);
 	return nb;
 }
 

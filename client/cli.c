@@ -41,7 +41,8 @@ static void cli_usage(FILE *f)
 		"                      [--up-buffer MS] [--ipv6] [options]\n"
 		"Measures latency under load (bufferbloat) and the bottleneck buffer per direction.\n"
 		"  -p, --port PORT        server port (default %d)\n"
-		"  -P, --parallel N       TCP flows per loaded direction (default 8)\n"
+		"  -P, --parallel N|auto  TCP flows per loaded direction (default 8); auto: start with\n"
+		"                         one and add one per second until one more gains < 5 %%\n"
 		"  -t, --time SECONDS     length of each loaded phase (default 10)\n"
 		"  -i, --interval MS      UDP probe interval (default 10)\n"
 		"      --phases LIST      comma list of idle,download,upload,bidirectional (default all)\n"
@@ -109,7 +110,8 @@ static int cli_common_opt(int c, struct client_config *cfg)
 		cfg->port = (uint16_t)cli_long(optarg, 1, 65535, "invalid port (1-65535)");
 		return 1;
 	case 'P':
-		cfg->flows = (int)cli_long(optarg, 1, 64, "invalid flow count (1-64)");
+		cfg->flows_auto = strcmp(optarg, "auto") == 0;
+		cfg->flows = cfg->flows_auto ? 1 : (int)cli_long(optarg, 1, 64, "invalid flow count (1-64 or auto)");
 		return 1;
 	case 't':
 		cfg->duration_s = cli_double(optarg, 2, 3600, "invalid phase length (2-3600 s)");

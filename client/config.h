@@ -21,7 +21,8 @@ struct client_config {
 	uint16_t port;
 	enum phase_kind phases[PHASE_KINDS]; /* in run order */
 	int nphases;
-	int flows;                /* TCP flows per loaded direction */
+	int flows;                /* TCP flows per loaded direction (the start with flows_auto) */
+	int flows_auto;           /* -P auto: add flows until one more gains < 5 % */
 	double duration_s;        /* each loaded phase */
 	double idle_s;            /* the idle phase */
 	double gap_s;             /* drain gap after each loaded phase */

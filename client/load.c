@@ -31,6 +31,7 @@ struct load_flow {
 	struct load *l;
 	int fd;
 	int up;
+	int connecting;               /* added later: its connect is still in progress */
 	uint16_t id;
 	struct event *ev;
 	struct record_parser rx;      /* download: the server's records; upload: its responses */
@@ -45,7 +46,11 @@ struct load_flow {
 struct load {
 	struct event_base *base;
 	struct load_flow *flows;
-	int n;
+	int n, cap;                    /* flows started, room for (load_add_flow) */
+	struct sockaddr_storage sa;    /* for flows added later */
+	socklen_t salen;
+	uint8_t token[WIRE_TOKEN_LEN];
+	char cc[16];
 	int open;
 	uint64_t down_bytes;
 	struct tcp_totals up_closed;   /* TCP_INFO totals of closed upload flows */
@@ -121,8 +126,10 @@ static void load_flow_close(struct load_flow *f)
 	if (f->ev) {
 		event_free(f->ev);
 		f->ev = NULL;
-		f->l->open--;
+		if (!f->connecting)
+			f->l->open--;
 	}
+	f->connecting = 0;
 	close(f->fd);
 	f->fd = -1;
 	f->outstanding = 0; /* a request still out is dropped, not lost */
@@ -364,7 +371,7 @@ static struct load_flow *load_next_idle(struct load *l, int up)
 		int i = (l->rr[up] + k) % l->n;
 		struct load_flow *f = &l->flows[i];
 
-		if (f->up == up && f->fd >= 0 && !f->outstanding) {
+		if (f->up == up && f->fd >= 0 && !f->connecting && !f->outstanding) {
 			l->rr[up] = i + 1;
 			return f;
 		}
@@ -380,7 +387,7 @@ static void load_inflow_callback(evutil_socket_t fd, short what, void *arg)
 	for (int i = 0; i < l->n; i++) {
 		struct load_flow *f = &l->flows[i];
 
-		if (f->fd < 0)
+		if (f->fd < 0 || f->connecting)
 			continue;
 		(void)load_flush_request(f);
 		if (f->outstanding && now - f->sent_ns > LOAD_INFLOW_TIMEOUT_NS) {
@@ -460,12 +467,19 @@ struct load *load_start(struct event_base *base, const struct sockaddr_storage *
 			const struct load_opts *opts, char *err, size_t errlen)
 {
 	struct load *l = calloc(1, sizeof(*l));
+	int cap = opts && opts->max_flows > ndown + nup ? opts->max_flows : ndown + nup;
 
-	if (l == NULL || (l->flows = calloc((size_t)(ndown + nup), sizeof(*l->flows))) == NULL) {
+	/* Room for every flow up front: events point into this array, so it never moves. */
+	if (l == NULL || (l->flows = calloc((size_t)cap, sizeof(*l->flows))) == NULL) {
 		free(l);
 		snprintf(err, errlen, "out of memory");
 		return NULL;
 	}
+	l->cap = cap;
+	l->sa = *sa;
+	l->salen = len;
+	memcpy(l->token, token, WIRE_TOKEN_LEN);
+	snprintf(l->cc, sizeof(l->cc), "%s", cc ? cc : "");
 	if (util_random(l->buf, sizeof(l->buf)) < 0)
 		memset(l->buf, 0x5a, sizeof(l->buf));
 	l->base = base;
@@ -495,6 +509,68 @@ struct load *load_start(struct event_base *base, const struct sockaddr_storage *
 fail:
 	load_stop(l);
 	return NULL;
+}
+
+/* A flow added during the phase finished its connect: say hello and start moving bytes. */
+static void load_connected_callback(evutil_socket_t fd, short what, void *arg)
+{
+	struct load_flow *f = arg;
+	struct load *l = f->l;
+	char err[128];
+
+	event_free(f->ev);
+	f->ev = NULL;
+	f->connecting = 0;
+	if (what & EV_TIMEOUT) {
+		log_warnx("an added load flow did not connect within %d ms", LOAD_CONNECT_TIMEOUT_MS);
+		load_flow_close(f);
+	} else if (sock_connect_result(fd) < 0) {
+		log_warn("an added load flow could not connect");
+		load_flow_close(f);
+	} else if (load_run_flow(l, l->base, f, l->token, err, sizeof(err)) < 0) {
+		log_warnx("%s", err);
+		load_flow_close(f);
+	}
+}
+
+int load_add_flow(struct load *l, int up, char *err, size_t errlen)
+{
+	struct load_flow *f;
+	struct timeval tv = { LOAD_CONNECT_TIMEOUT_MS / 1000, 0 };
+
+	if (l->n >= l->cap) {
+		snprintf(err, errlen, "no room for another load flow");
+		return -1;
+	}
+	f = &l->flows[l->n];
+	*f = (struct load_flow){ .l = l, .fd = -1, .up = up, .id = (uint16_t)l->n };
+	f->fd = sock_connect_start(&l->sa, l->salen);
+	if (f->fd < 0) {
+		snprintf(err, errlen, "cannot open a load flow: %s", strerror(errno));
+		return -1;
+	}
+	l->n++;
+	load_set_cc(l, f->fd, l->cc);
+	if (sock_set_dscp(f->fd, l->opts.dscp) < 0)
+		log_debug("DSCP %d on a load flow: %s", l->opts.dscp, strerror(errno));
+	/* The connect finishes on the loop (a full queue can delay the handshake by seconds). */
+	f->connecting = 1;
+	f->ev = event_new(l->base, f->fd, EV_WRITE, load_connected_callback, f);
+	if (f->ev == NULL || event_add(f->ev, &tv) < 0) {
+		snprintf(err, errlen, "cannot watch a load flow");
+		load_flow_close(f);
+		return -1;
+	}
+	return 0;
+}
+
+int load_flows(const struct load *l, int up)
+{
+	int n = 0;
+
+	for (int i = 0; i < l->n; i++)
+		n += l->flows[i].up == up && l->flows[i].fd >= 0;
+	return n;
 }
 
 uint64_t load_down_bytes(const struct load *l)

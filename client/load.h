@@ -20,6 +20,7 @@ struct load_opts {
 				     * direction, round-robin over that direction's flows, at most
 				     * one outstanding per flow */
 	int dscp;                   /* DSCP of the client's load sockets; -1 leaves the default */
+	int max_flows;              /* room for flows added with load_add_flow (0: none) */
 };
 
 struct load_info {
@@ -60,6 +61,11 @@ void load_take_inflow(struct load *l, struct probe_series *down, struct probe_se
  * *arr (*n used, *cap allocated). Returns how many were appended (0 when out of memory:
  * they stay in l). */
 size_t load_take_samples(struct load *l, struct flow_sample **arr, size_t *n, size_t *cap);
+/* Adds one flow of direction up (1: upload) to a running load (-P auto); its connect
+ * completes on the loop. 0, or -1 with err when there is no room or no socket. */
+int load_add_flow(struct load *l, int up, char *err, size_t errlen);
+/* Flows of direction up that are open or connecting. */
+int load_flows(const struct load *l, int up);
 /* Bytes received so far on the download flows. */
 uint64_t load_down_bytes(const struct load *l);
 /* Flows still open. */

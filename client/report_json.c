@@ -68,6 +68,7 @@ static json_object *json_config(struct jb *b, const struct client_config *cfg)
 		jb_push(b, phases, jb_str(b, phase_name(cfg->phases[i])));
 	jb_add(b, o, "phases", phases);
 	jb_add(b, o, "flows", jb_int(b, cfg->flows));
+	jb_add(b, o, "flows_auto", jb_bool(b, cfg->flows_auto));
 	jb_add(b, o, "duration_s", jb_num(b, cfg->duration_s, DEC_S));
 	jb_add(b, o, "idle_s", jb_num(b, cfg->idle_s, DEC_S));
 	jb_add(b, o, "gap_s", jb_num(b, cfg->gap_s, DEC_S));
@@ -211,6 +212,8 @@ static json_object *json_phase(struct jb *b, const struct test_result *r,
 	jb_add(b, o, "rtt_ms", report_json_rtt(b, &ph->rtt_ms));
 	jb_add(b, o, "rtt_samples", jb_int(b, (int64_t)ph->rtt_ms.n));
 	jb_add(b, o, "jitter_ms", jb_num(b, ph->jitter_ms, DEC_MS));
+	jb_add(b, o, "flows", jb_pair(b, "down", jb_int(b, ph->flows_down), "up",
+				      jb_int(b, ph->flows_up)));
 	jb_add(b, o, "cpu_share",
 	       jb_pair(b, "client", jb_num(b, ph->cpu_client, DEC_RATIO), "server",
 		       jb_num(b, ph->cpu_server, DEC_RATIO)));

@@ -127,6 +127,8 @@ struct phase_result {
 	struct tcp_totals srv_start;   /* server's download totals at phase start */
 	const char *grade;             /* from latency_increase_ms (NULL for idle) */
 	double jitter_ms;              /* UDP: mean |RTT difference| of consecutive replies */
+	int flows_down, flows_up;      /* load flows at the end of the phase (-P auto: where the
+					* ramp stopped) */
 	struct series_phase probe[RESULT_MAX_SERIES]; /* indexed like test_result.series */
 	struct rpm_result rpm;
 };

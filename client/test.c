@@ -27,6 +27,10 @@
 #define CONNECT_TIMEOUT_MS 5000
 #define BYE_TIMEOUT_MS 3000
 #define PROBE_GRACE_NS (1000 * NS_PER_MS)
+/* -P auto: one more flow per direction each second while the last one gained ≥ 5 %. */
+#define AUTO_STEP_NS NS_PER_SEC
+#define AUTO_GAIN 0.05
+#define AUTO_MAX_FLOWS 16
 
 /* One step of the schedule: a phase, or a drain gap (kind < 0). */
 struct step {
@@ -47,6 +51,13 @@ struct test {
 	struct load_opts load_opts;
 	struct probe_series *inflow_down, *inflow_up; /* in r->series, or NULL when off */
 	size_t cap_flows;
+	/* -P auto ramp per direction ([1] upload): last step's time (upload: server clock) and
+	 * bytes, the goodput before the last added flow, and whether the ramp stopped. */
+	int64_t auto_t[2];
+	uint64_t auto_bytes[2];
+	double auto_rate[2];
+	int auto_done[2];
+	int max_auto;              /* flows per direction the ramp may reach */
 	struct load *load;
 	uint64_t down_done;        /* download bytes of flows already closed */
 	struct event *tick, *bye_timeout;
@@ -202,8 +213,75 @@ static void test_end_step(struct test *t, int64_t now)
 		test_sample_down(t, now);
 		t->down_done += load_down_bytes(t->load);
 		test_take_load_samples(t);
+		ph->flows_down = load_flows(t->load, 0);
+		ph->flows_up = load_flows(t->load, 1);
 		load_stop(t->load);
 		t->load = NULL;
+	}
+}
+
+/* The direction's byte count now and its clock (upload: the server's, from its stats). */
+static int test_auto_bytes(const struct test *t, int up, int64_t now, int64_t *at, uint64_t *bytes)
+{
+	const struct test_result *r = t->res;
+
+	if (!up) {
+		*at = now;
+		*bytes = t->down_done + load_down_bytes(t->load);
+		return 0;
+	}
+	if (r->nup == 0)
+		return -1;
+	*at = t->up_srv_t[r->nup - 1];
+	*bytes = r->up[r->nup - 1].bytes;
+	return 0;
+}
+
+static void test_auto_begin(struct test *t, int64_t now)
+{
+	for (int up = 0; up < 2; up++) {
+		t->auto_rate[up] = NAN;
+		t->auto_done[up] = 0;
+		if (test_auto_bytes(t, up, now, &t->auto_t[up], &t->auto_bytes[up]) < 0)
+			t->auto_t[up] = -1;
+	}
+}
+
+/* Once a second per loaded direction: goodput over the last second against the second
+ * before the last added flow; one more flow while that gained at least 5 %. */
+static void test_auto_ramp(struct test *t, int64_t now)
+{
+	char err[128];
+
+	for (int up = 0; up < 2; up++) {
+		int64_t at;
+		uint64_t bytes;
+		double rate;
+		int n = load_flows(t->load, up);
+
+		if (n == 0 || t->auto_done[up] || test_auto_bytes(t, up, now, &at, &bytes) < 0)
+			continue;
+		if (t->auto_t[up] < 0 || at <= t->auto_t[up]) {
+			t->auto_t[up] = at;
+			t->auto_bytes[up] = bytes;
+			continue;
+		}
+		if (at - t->auto_t[up] < AUTO_STEP_NS)
+			continue;
+		rate = (double)(bytes - t->auto_bytes[up]) / (double)(at - t->auto_t[up]);
+		t->auto_t[up] = at;
+		t->auto_bytes[up] = bytes;
+		if ((!isnan(t->auto_rate[up]) && rate < t->auto_rate[up] * (1 + AUTO_GAIN)) ||
+		    n >= t->max_auto) {
+			t->auto_done[up] = 1;
+			log_info("-P auto: %s stays at %d flows", up ? "upload" : "download", n);
+			continue;
+		}
+		t->auto_rate[up] = rate;
+		if (load_add_flow(t->load, up, err, sizeof(err)) < 0) {
+			log_warnx("-P auto: %s", err);
+			t->auto_done[up] = 1;
+		}
 	}
 }
 
@@ -246,6 +324,8 @@ static void test_begin_step(struct test *t, int64_t now)
 		return;
 	}
 	test_note_load_info(t);
+	if (t->cfg->flows_auto)
+		test_auto_begin(t, now);
 	if (!t->cfg->quiet)
 		log_info("%s phase: %d flows", phase_name(ph->kind), ndown + nup);
 }
@@ -289,7 +369,9 @@ static void test_tick_callback(evutil_socket_t fd, short what, void *arg)
 	test_progress(t, now);
 	if (t->load) {
 		load_tune(t->load);
-		if (load_open_flows(t->load) == 0)
+		if (t->cfg->flows_auto)
+			test_auto_ramp(t, now);
+		if (load_open_flows(t->load) == 0 && load_flows(t->load, 0) + load_flows(t->load, 1) == 0)
 			test_fail(t, "the server closed every load flow");
 	}
 	if (now < t->step_end_ns)
@@ -554,12 +636,17 @@ static struct probe_series *inflow_series(struct test_result *r, const char *nam
 	return ps;
 }
 
-/* In-flow probes ride on the load connections: their series exist for the whole run. */
-static void test_setup_inflow(struct test *t)
+/* Options of every phase's load: unmarked, room for the -P auto ramp, and the in-flow probes,
+ * which ride on the load connections (their series exist for the whole run). */
+static void test_setup_load(struct test *t)
 {
 	char addr[64];
 
 	t->load_opts.dscp = -1; /* load flows stay unmarked; --dscp is for probes */
+	if (t->cfg->flows_auto) {
+		t->max_auto = t->welcome.max_flows < AUTO_MAX_FLOWS ? t->welcome.max_flows : AUTO_MAX_FLOWS;
+		t->load_opts.max_flows = 2 * t->max_auto;
+	}
 	if (!(t->cfg->probes & PROBE_BIT(PROBE_INFLOW)))
 		return;
 	t->load_opts.inflow_interval_ns = (int64_t)(t->cfg->probe_interval_ms[PROBE_INFLOW] * NS_PER_MS);
@@ -595,7 +682,7 @@ int test_run(const struct client_config *cfg, struct test_result *res, char *err
 	t.aux = probeset_start(cfg, &t.sa, t.salen, &t.welcome, res, err, errlen);
 	if (t.aux == NULL)
 		goto out;
-	test_setup_inflow(&t);
+	test_setup_load(&t);
 	res->start_real_ns = clock_real_ns();
 	res->t0_ns = clock_mono_ns();
 	t.tick = event_new(t.base, -1, EV_PERSIST, test_tick_callback, &t);

@@ -32,10 +32,19 @@ int64_t clock_real_ns(void)
  * (a few microseconds, so NTP slewing cannot matter) and subtracted from monotonic now. */
 int64_t clock_real_to_mono(int64_t real_ns)
 {
-	int64_t mono = clock_mono_ns();
-	int64_t age = clock_real_ns() - real_ns;
+	int64_t m0, real, m1;
 
-	return mono - age;
+	/* A preemption between the two clock reads would shift the result by its length (seen:
+	 * a reply stamped before its request was sent). Bracket the realtime read with two
+	 * monotonic reads and retry when they lie far apart; the midpoint is then within 1 µs. */
+	for (int i = 0;; i++) {
+		m0 = clock_mono_ns();
+		real = clock_real_ns();
+		m1 = clock_mono_ns();
+		if (m1 - m0 <= 2000 || i == 3)
+			break;
+	}
+	return m0 + (m1 - m0) / 2 - (real - real_ns);
 }
 
 double ns_to_ms(int64_t ns)

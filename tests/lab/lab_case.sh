@@ -12,13 +12,16 @@ if [ "$(id -u)" -ne 0 ]; then
 	echo "SKIP: $name needs root for network namespaces"
 	exit 77
 fi
+. "$(dirname "$0")/steal.sh"
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
+steal0=$(steal_read)
 "$bindir/bloatmeter" lab --down-rate "$down_rate" --up-rate "$up_rate" \
 	--down-buffer "$down_buf" --up-buffer "$up_buf" --json "$out/report.json" "$@" \
 	> "$out/report.txt" &
 pid=$!
 wait $pid
+steal=$(steal_pct "$steal0" "$(steal_read)")
 cat "$out/report.txt"
 r="$out/report.json"
 
@@ -71,7 +74,14 @@ if [[ $phases == *upload* ]]; then
 		"$(jq --argjson w "$wire" '.phases[] | select(.name == "upload") | .throughput_mbps.up * 1e6 * $w' "$r")" \
 		"$(jq '.lab.truth.up_rate_bps' "$r")" 5
 fi
+# -P auto: every loaded phase ended with at least one flow per loaded direction and no more
+# than the ramp's cap.
+if jq -e '.config.flows_auto' "$r" > /dev/null; then
+	jq -c '[.phases[] | {name, flows}]' "$r"
+	jq -e '[.phases[] | select(.name != "idle") | .flows | (.down + .up)] | all(. >= 1 and . <= 32)' "$r" > /dev/null ||
+		{ echo "FAIL $name: -P auto ended with no flows or too many"; fail=1; }
+fi
 leftover=$(ip netns list | grep -c "^bm$pid-" || true)
 [ "$leftover" -eq 0 ] || { echo "FAIL $name: namespaces left behind"; fail=1; }
-[ $fail -eq 0 ] && echo "PASS $name"
-exit $fail
+steal_verdict "$name" $fail "$steal" || exit 1
+echo "PASS $name"

@@ -16,12 +16,15 @@ if [ "$(id -u)" -ne 0 ]; then
 	echo "SKIP: $name needs root for network namespaces"
 	exit 77
 fi
+. "$(dirname "$0")/steal.sh"
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
+steal0=$(steal_read)
 down_buf=100 up_buf=50
 "$bindir/bloatmeter" lab --down-rate 20mbit --up-rate 10mbit --down-buffer $down_buf \
 	--up-buffer $up_buf --probes udp,icmp,dns,tcp,inflow,pcap --pcap-file "$out/run.pcap" \
 	--json "$out/report.json" > "$out/report.txt"
+steal=$(steal_pct "$steal0" "$(steal_read)")
 cat "$out/report.txt"
 r="$out/report.json"
 fail=0
@@ -74,5 +77,5 @@ jq -c . "$out/analyze.json" | cut -c1-600
 retrans=$(jq '[.. | objects | .retransmissions? // empty | numbers] | add // 0' "$out/analyze.json")
 echo "retransmissions in the capture: $retrans"
 [ "$retrans" -gt 0 ] || bad "analyze found no retransmissions under tail drop"
-[ $fail -eq 0 ] && echo "PASS $name"
-exit $fail
+steal_verdict "$name" $fail "$steal" || exit 1
+echo "PASS $name"

@@ -319,6 +319,22 @@ static void test_buffer_sawtooth(void **state)
 	free(p);
 }
 
+/* Block maxima: full blocks, a trailing block kept only from half a block on, and a window
+ * shorter than half a block taken as one block. */
+static void test_block_maxima(void **state)
+{
+	const double q[] = { 1, 5, 2, 7, 3, 4, 9, 0, 6, 8, 2 };
+	double out[8];
+
+	assert_int_equal(analysis_block_maxima(q, 11, 4, out), 3); /* 4 + 4 + 3 (≥ 2) */
+	assert_true(out[0] == 7 && out[1] == 9 && out[2] == 8);
+	assert_int_equal(analysis_block_maxima(q, 9, 4, out), 2);  /* the ninth alone is < 2 */
+	assert_true(out[0] == 7 && out[1] == 9);
+	assert_int_equal(analysis_block_maxima(q, 3, 10, out), 1); /* short window: one block */
+	assert_true(out[0] == 5);
+	assert_int_equal(analysis_block_maxima(q, 0, 4, out), 0);
+}
+
 static void test_buffer_no_samples(void **state)
 {
 	struct probe_rec *p = buffer_probes();
@@ -793,6 +809,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_steady_never),
 		cmocka_unit_test(test_steady_tolerance),
 		cmocka_unit_test(test_buffer_sawtooth),
+		cmocka_unit_test(test_block_maxima),
 		cmocka_unit_test(test_buffer_no_samples),
 		cmocka_unit_test(test_buffer_no_baseline),
 		cmocka_unit_test(test_loss_none),
