@@ -1,4 +1,5 @@
-/* bloatmeterd: command line of the bufferbloat measurement daemon. */
+/* bloatmeterd: command line of the bufferbloat measurement daemon. Option values go through
+ * the table of server/srvconfig.c, so flags and configuration file keys are checked alike. */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -6,14 +7,21 @@
 
 #include "common/dns.h"
 #include "common/log.h"
-#include "common/util.h"
 #include "server/server.h"
+#include "server/srvconfig.h"
+
+/* getopt values of the table's options: OPT_TABLE + enum srvconfig_opt. */
+#define OPT_TABLE 256
 
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: bloatmeterd [-v] [-b ADDR] [-p PORT] [--max-sessions N] [--max-flows N]\n"
-		"                   [--max-duration SECONDS] [--dns-port N] [--dns-zone NAME]\n"
+		"usage: bloatmeterd [-nv] [-c FILE] [-b ADDR] [-p PORT] [--max-sessions N]\n"
+		"                   [--max-flows N] [--max-duration SECONDS] [--dns-port N]\n"
+		"                   [--dns-zone NAME]\n"
+		"  -c, --config FILE      configuration file (default %s,\n"
+		"                         if it exists); flags override its values\n"
+		"  -n, --check            check the configuration and flags, then exit\n"
 		"  -p, --port PORT        TCP and UDP port (default %d)\n"
 		"  -b, --bind ADDR        address to bind (default: all, IPv4 and IPv6)\n"
 		"      --max-sessions N   concurrent test sessions (default 16)\n"
@@ -24,48 +32,77 @@ static void usage(FILE *f)
 		"      --dns-zone NAME    the zone it answers for (default %s)\n"
 		"  -v, --verbose          more logging (twice for debug)\n"
 		"  -h, --help             this help\n"
-		"  -V, --version          print the version\n",
-		SERVER_DEFAULT_PORT, DNS_DEFAULT_ZONE);
+		"  -V, --version          print the version\n"
+		"SIGHUP reloads max-sessions, max-flows and max-duration from the file.\n",
+		SRVCONFIG_DEFAULT_PATH, SERVER_DEFAULT_PORT, DNS_DEFAULT_ZONE);
 }
 
 /* Reports one bad flag in one sentence plus usage, and exits 2. */
 static _Noreturn void bad_usage(const char *what, const char *arg)
 {
-	fprintf(stderr, "bloatmeterd: %s: %s\n", what, arg ? arg : "");
+	if (arg)
+		fprintf(stderr, "bloatmeterd: %s: %s\n", what, arg);
+	else
+		fprintf(stderr, "bloatmeterd: %s\n", what);
 	usage(stderr);
 	exit(2);
 }
 
-int main(int argc, char **argv)
+/* The long options: the table's, then the command-line-only ones. */
+static void main_long_options(struct option *opts)
 {
-	static const struct option opts[] = {
-		{ "port", required_argument, NULL, 'p' },  { "bind", required_argument, NULL, 'b' },
-		{ "verbose", no_argument, NULL, 'v' },     { "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },     { "max-sessions", required_argument, NULL, 1 },
-		{ "max-flows", required_argument, NULL, 2 }, { "max-duration", required_argument, NULL, 3 },
-		{ "dns-port", required_argument, NULL, 4 }, { "dns-zone", required_argument, NULL, 5 },
+	static const struct option extra[] = {
+		{ "config", required_argument, NULL, 'c' }, { "check", no_argument, NULL, 'n' },
+		{ "help", no_argument, NULL, 'h' },         { "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct server_config cfg = {
-		.port = SERVER_DEFAULT_PORT, .max_sessions = 16, .max_flows = 32, .max_duration_s = 300,
-	};
-	struct dns_zone zone;
-	int verbose = 0, c, dns_port = -1;
-	long v;
 
+	for (int i = 0; i < SRVOPT_COUNT; i++)
+		opts[i] = (struct option){ srvconfig_option_name(i),
+					   i == SRVOPT_VERBOSE ? no_argument : required_argument,
+					   NULL, OPT_TABLE + i };
+	memcpy(opts + SRVOPT_COUNT, extra, sizeof(extra));
+}
+
+/* Records a table option's value after checking it, so a bad flag is reported as a flag. */
+static void main_table_option(int opt, const char *arg, const char **over, int *verbose)
+{
+	struct server_config scratch;
+	char err[SRVCONFIG_ERR_MAX];
+
+	if (opt == SRVOPT_VERBOSE) {
+		(*verbose)++;
+		return;
+	}
+	srvconfig_defaults(&scratch);
+	if (srvconfig_set(&scratch, opt, arg, err, sizeof(err)) < 0)
+		bad_usage(err, NULL);
+	over[opt] = arg; /* the last one given wins */
+}
+
+int main(int argc, char **argv)
+{
+	struct option opts[SRVOPT_COUNT + 5];
+	const char *over[SRVOPT_COUNT] = { NULL };
+	const char *path = NULL;
+	struct server_config cfg;
+	char err[SRVCONFIG_ERR_MAX], vbuf[8];
+	int verbose = 0, check = 0, c, opt;
+
+	main_long_options(opts);
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":p:b:vhV", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":p:b:vc:nhV", opts, NULL)) != -1) {
+		opt = c >= OPT_TABLE ? c - OPT_TABLE : srvconfig_find_short(c);
+		if (opt >= 0 && opt < SRVOPT_COUNT) {
+			main_table_option(opt, optarg, over, &verbose);
+			continue;
+		}
 		switch (c) {
-		case 'p':
-			if (util_parse_long(optarg, 1, 65535, &v) < 0)
-				bad_usage("invalid port (1-65535)", optarg);
-			cfg.port = (uint16_t)v;
+		case 'c':
+			path = optarg;
 			break;
-		case 'b':
-			cfg.bind_addr = optarg;
-			break;
-		case 'v':
-			verbose++;
+		case 'n':
+			check = 1;
 			break;
 		case 'h':
 			usage(stdout);
@@ -73,33 +110,6 @@ int main(int argc, char **argv)
 		case 'V':
 			printf("bloatmeterd %s\n", BM_VERSION);
 			return 0;
-		case 1:
-			if (util_parse_long(optarg, 1, 100000, &v) < 0)
-				bad_usage("invalid --max-sessions (1-100000)", optarg);
-			cfg.max_sessions = (int)v;
-			break;
-		case 2:
-			if (util_parse_long(optarg, 1, 1024, &v) < 0)
-				bad_usage("invalid --max-flows (1-1024)", optarg);
-			cfg.max_flows = (int)v;
-			break;
-		case 3:
-			if (util_parse_long(optarg, 5, 86400, &v) < 0)
-				bad_usage("invalid --max-duration (5-86400 s)", optarg);
-			cfg.max_duration_s = (int)v;
-			break;
-		case 4:
-			if (util_parse_long(optarg, 0, 65535, &v) < 0)
-				bad_usage("invalid --dns-port (0-65535, 0 = off)", optarg);
-			dns_port = (int)v;
-			break;
-		case 5:
-			if (dns_zone_init(&zone, optarg) < 0)
-				bad_usage("invalid --dns-zone (a DNS name: labels of 1-63 "
-					  "letters, digits, '-' or '_', at most 253 characters)",
-					  optarg);
-			cfg.dns_zone = optarg;
-			break;
 		case ':':
 			bad_usage("option needs a value", argv[optind - 1]);
 		default:
@@ -108,10 +118,23 @@ int main(int argc, char **argv)
 	}
 	if (optind < argc)
 		bad_usage("unexpected argument", argv[optind]);
-	/* Default: the port after the control port, so one firewall rule pair covers both. */
-	if (dns_port < 0)
-		dns_port = cfg.port < 65535 ? cfg.port + 1 : 0;
-	cfg.dns_port = (uint16_t)dns_port;
-	log_init("bloatmeterd", verbose >= 2 ? LOG_LVL_DEBUG : verbose ? LOG_LVL_INFO : LOG_LVL_WARN);
+	if (verbose) {
+		snprintf(vbuf, sizeof(vbuf), "%d", verbose > 2 ? 2 : verbose);
+		over[SRVOPT_VERBOSE] = vbuf;
+	}
+	/* The default file is optional; one named with -c must exist. */
+	if (srvconfig_build(path ? path : SRVCONFIG_DEFAULT_PATH, path == NULL, over, &cfg, err,
+			    sizeof(err)) < 0) {
+		fprintf(stderr, "bloatmeterd: %s\n", err);
+		return 2;
+	}
+	if (check) {
+		printf("bloatmeterd: configuration OK (%s)\n",
+		       cfg.config_loaded ? cfg.config_path : "no configuration file");
+		return 0;
+	}
+	log_init("bloatmeterd", cfg.verbose >= 2 ? LOG_LVL_DEBUG
+			       : cfg.verbose ? LOG_LVL_INFO
+					     : LOG_LVL_WARN);
 	return server_run(&cfg);
 }

@@ -1,6 +1,7 @@
 /* server: binds the TCP and UDP sockets, classifies each new connection by its first bytes
- * (control frame, data hello or connect probe), and runs the event loop and the reflector and
- * DNS responder threads. */
+ * (control frame, data hello or connect probe), runs the event loop and the reflector and DNS
+ * responder threads, and handles the signals: SIGHUP reloads the run-time limits, SIGINT and
+ * SIGTERM stop accepting and end the sessions. */
 #include "server/server.h"
 
 #include <errno.h>
@@ -13,6 +14,8 @@
 #include <event2/bufferevent.h>
 #include <event2/thread.h>
 
+#include "common/clock.h"
+#include "common/frame.h"
 #include "common/log.h"
 #include "common/sock.h"
 #include "server/bulk.h"
@@ -21,6 +24,18 @@
 #include "server/ctx.h"
 #include "server/dns.h"
 #include "server/reflector.h"
+#include "server/srvconfig.h"
+
+/* What the signal callbacks need besides the shared context: the live configuration (srv.cfg
+ * points at cfg; only this file changes it, on the event loop thread) and the listener. */
+struct server_state {
+	struct server_ctx srv;
+	struct server_config cfg;
+	int tcp_fd;
+	struct event *accept_ev;
+	struct event *drain;   /* on SIGTERM: polls until the sessions are gone or time is up */
+	int64_t drain_end_ns;
+};
 
 /* A connection whose first bytes have not yet told us what it is. */
 struct pending_conn {
@@ -142,12 +157,145 @@ static void server_accept_callback(evutil_socket_t lfd, short what, void *arg)
 	}
 }
 
+/* Raises the reflector table's capacity to cap; it never shrinks, so live entries keep their
+ * slots. The table is session.c's, but only a reload ever grows it. The swap happens under the
+ * table's lock, so the reflector thread sees the old array or the new one, never a mix. */
+static int server_grow_table(struct session_table *t, int cap)
+{
+	struct reflect_entry *e = calloc((size_t)cap, sizeof(*e)), *old;
+
+	if (e == NULL)
+		return -1;
+	pthread_mutex_lock(&t->lock);
+	memcpy(e, t->e, (size_t)t->cap * sizeof(*e));
+	old = t->e;
+	t->e = e;
+	t->cap = cap;
+	pthread_mutex_unlock(&t->lock);
+	free(old);
+	return 0;
+}
+
+static int same_str(const char *a, const char *b)
+{
+	return (a == NULL && b == NULL) || (a != NULL && b != NULL && strcmp(a, b) == 0);
+}
+
+/* Logs the changed settings that only a restart applies (the sockets, the DNS responder's
+ * zone and the log level are set up once). */
+static void server_reload_restart_needed(const struct server_config *cur,
+					 const struct server_config *next)
+{
+	char list[128] = "";
+	size_t n = 0;
+	const struct {
+		int changed;
+		const char *name;
+	} keys[] = {
+		{ cur->port != next->port, "port" },
+		{ !same_str(cur->bind_addr, next->bind_addr), "bind" },
+		{ cur->dns_port != next->dns_port, "dns-port" },
+		{ !same_str(cur->dns_zone, next->dns_zone), "dns-zone" },
+		{ cur->verbose != next->verbose, "verbose" },
+	};
+
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		if (keys[i].changed && n < sizeof(list))
+			n += (size_t)snprintf(list + n, sizeof(list) - n, "%s%s", n ? ", " : "",
+					      keys[i].name);
+	if (n > 0)
+		log_warnx("reload: %s changed; not applied, that needs a restart", list);
+}
+
+/* SIGHUP: builds the configuration again (file, then the same command-line overrides) and
+ * applies what the server checks when a session or flow arrives. No running session is
+ * dropped, even over a lowered max-sessions; a bad file changes nothing. */
+static void server_reload(struct server_state *st)
+{
+	struct server_config *cur = &st->cfg, next;
+	char err[SRVCONFIG_ERR_MAX];
+
+	if (srvconfig_build(cur->config_path, cur->config_optional, cur->overrides, &next, err,
+			    sizeof(err)) < 0) {
+		log_error("reload failed, keeping the running configuration: %s", err);
+		return;
+	}
+	if (next.max_sessions > st->srv.table.cap &&
+	    server_grow_table(&st->srv.table, next.max_sessions) < 0) {
+		log_error("reload failed, keeping the running configuration: no memory for %d sessions",
+			  next.max_sessions);
+		return;
+	}
+	server_reload_restart_needed(cur, &next);
+	cur->max_sessions = next.max_sessions;
+	cur->max_flows = next.max_flows;
+	cur->max_duration_s = next.max_duration_s;
+	log_info("configuration reloaded from %s: max-sessions %d, max-flows %d, max-duration %d s",
+		 next.config_loaded ? next.config_path : "defaults", cur->max_sessions,
+		 cur->max_flows, cur->max_duration_s);
+}
+
+/* Tells every running session's client that the server is going away: one `error` message,
+ * which the protocol says the server closes after. The session stops pushing stats and
+ * accepting flows (SESS_CLOSING) and ends when the client closes, or at the drain deadline. */
+static void server_notify_sessions(struct server_ctx *srv)
+{
+	for (struct session *s = srv->sessions; s; s = s->next) {
+		json_object *msg;
+
+		if (s->state != SESS_ACTIVE || s->ctrl == NULL)
+			continue; /* already flushing its final stats */
+		s->state = SESS_CLOSING;
+		msg = wire_ctrl_new("error");
+		json_object_object_add(msg, "reason", json_object_new_string("server shutting down"));
+		if (frame_put(bufferevent_get_output(s->ctrl), msg) < 0)
+			log_debug("session %llu: cannot queue the shutdown notice",
+				  (unsigned long long)s->id);
+	}
+}
+
+static void server_drain_callback(evutil_socket_t fd, short what, void *arg)
+{
+	struct server_state *st = arg;
+
+	if (st->srv.nsessions == 0 || clock_mono_ns() >= st->drain_end_ns)
+		event_base_loopbreak(st->srv.base);
+}
+
+/* SIGINT/SIGTERM: stop accepting at once, give the sessions SERVER_DRAIN_S seconds to end,
+ * then stop the loop (server_run closes what is left). A second signal stops at once. */
+static void server_stop(struct server_state *st, int sig)
+{
+	struct timeval tick = { 0, 100 * 1000 };
+
+	if (st->drain != NULL) {
+		log_info("signal %d again: stopping now", sig);
+		event_base_loopbreak(st->srv.base);
+		return;
+	}
+	log_info("signal %d: stopping, %d session(s) running", sig, st->srv.nsessions);
+	event_del(st->accept_ev);
+	/* Closing the listener now refuses new connections instead of leaving them queued. */
+	close(st->tcp_fd);
+	st->tcp_fd = -1;
+	server_notify_sessions(&st->srv);
+	st->drain_end_ns = clock_mono_ns() + (int64_t)SERVER_DRAIN_S * NS_PER_SEC;
+	st->drain = event_new(st->srv.base, -1, EV_PERSIST, server_drain_callback, st);
+	if (st->srv.nsessions == 0 || st->drain == NULL || event_add(st->drain, &tick) < 0)
+		event_base_loopbreak(st->srv.base);
+}
+
+/* Runs on the event loop thread (libevent's evsignal), so it may touch everything. */
 static void server_signal_callback(evutil_socket_t sig, short what, void *arg)
 {
-	struct server_ctx *srv = arg;
+	struct server_state *st = arg;
 
-	log_info("signal %d: stopping", (int)sig);
-	event_base_loopbreak(srv->base);
+	if (sig == SIGHUP) {
+		if (st->drain == NULL)
+			server_reload(st);
+		return;
+	}
+	server_stop(st, (int)sig);
 }
 
 /* Opens the listening and UDP sockets (the DNS one only when its port is set, else -1);
@@ -180,61 +328,82 @@ static int server_open(const struct server_config *cfg, int *tcp_fd, int *udp_fd
 
 int server_run(const struct server_config *cfg)
 {
-	struct server_ctx srv;
+	static const int sigs[3] = { SIGINT, SIGTERM, SIGHUP };
+	struct server_state *st = calloc(1, sizeof(*st));
+	struct server_ctx *srv;
 	struct reflector *refl = NULL;
 	struct dns_responder *dns = NULL;
-	struct event *accept_ev = NULL, *sig[2] = { NULL, NULL };
-	int tcp_fd, udp_fd, dns_fd, rc = 1;
+	struct event *sig[3] = { NULL, NULL, NULL };
+	int udp_fd, dns_fd, rc = 1, ok;
 
-	memset(&srv, 0, sizeof(srv));
-	srv.cfg = cfg;
-	signal(SIGPIPE, SIG_IGN);
-	if (evthread_use_pthreads() < 0 || session_table_init(&srv.table, cfg->max_sessions) < 0) {
+	/* On the heap: the state holds the configuration's string storage, over 1 KiB. */
+	if (st == NULL) {
 		log_error("cannot initialise the server");
 		return 1;
 	}
-	if (server_open(cfg, &tcp_fd, &udp_fd, &dns_fd) < 0) {
-		session_table_free(&srv.table);
+	srv = &st->srv;
+	srvconfig_copy(&st->cfg, cfg);
+	srv->cfg = &st->cfg;
+	cfg = &st->cfg;
+	st->tcp_fd = -1;
+	signal(SIGPIPE, SIG_IGN);
+	if (evthread_use_pthreads() < 0 || session_table_init(&srv->table, cfg->max_sessions) < 0) {
+		log_error("cannot initialise the server");
+		free(st);
 		return 1;
 	}
-	srv.base = event_base_new();
-	if (srv.base == NULL) {
+	if (server_open(cfg, &st->tcp_fd, &udp_fd, &dns_fd) < 0) {
+		session_table_free(&srv->table);
+		free(st);
+		return 1;
+	}
+	srv->base = event_base_new();
+	if (srv->base == NULL) {
 		log_error("cannot create the event loop");
-		close(tcp_fd);
 		close(udp_fd);
 		if (dns_fd >= 0)
 			close(dns_fd);
 		goto out;
 	}
-	refl = reflector_start(&srv, udp_fd);
+	refl = reflector_start(srv, udp_fd);
 	if (dns_fd >= 0)
-		dns = dns_responder_start(&srv, dns_fd);
-	accept_ev = event_new(srv.base, tcp_fd, EV_READ | EV_PERSIST, server_accept_callback, &srv);
-	sig[0] = evsignal_new(srv.base, SIGINT, server_signal_callback, &srv);
-	sig[1] = evsignal_new(srv.base, SIGTERM, server_signal_callback, &srv);
-	if (refl == NULL || (dns_fd >= 0 && dns == NULL) || accept_ev == NULL || sig[0] == NULL ||
-	    sig[1] == NULL || event_add(accept_ev, NULL) < 0 || event_add(sig[0], NULL) < 0 ||
-	    event_add(sig[1], NULL) < 0) {
+		dns = dns_responder_start(srv, dns_fd);
+	st->accept_ev = event_new(srv->base, st->tcp_fd, EV_READ | EV_PERSIST,
+				  server_accept_callback, srv);
+	ok = refl != NULL && (dns_fd < 0 || dns != NULL) && st->accept_ev != NULL &&
+	     event_add(st->accept_ev, NULL) == 0;
+	for (int i = 0; i < 3 && ok; i++) {
+		sig[i] = evsignal_new(srv->base, sigs[i], server_signal_callback, st);
+		ok = sig[i] != NULL && event_add(sig[i], NULL) == 0;
+	}
+	if (!ok) {
 		log_error("cannot start serving");
-		close(tcp_fd);
 		goto out;
 	}
 	log_info("bloatmeterd %s listening on %s port %u (TCP control/data, UDP probes; %s receive timestamps)",
 		 BM_VERSION, cfg->bind_addr ? cfg->bind_addr : "*", cfg->port,
-		 srv.udp_ts_kernel ? "kernel" : "user-space");
-	rc = event_base_dispatch(srv.base) < 0 ? 1 : 0;
-	control_close_all(&srv);
-	close(tcp_fd);
+		 srv->udp_ts_kernel ? "kernel" : "user-space");
+	if (cfg->config_loaded)
+		log_info("configuration from %s", cfg->config_path);
+	rc = event_base_dispatch(srv->base) < 0 ? 1 : 0;
+	control_close_all(srv);
 out:
+	if (st->tcp_fd >= 0)
+		close(st->tcp_fd);
 	reflector_stop(refl);
 	dns_responder_stop(dns);
-	for (int i = 0; i < 2; i++)
+	for (int i = 0; i < 3; i++)
 		if (sig[i])
 			event_free(sig[i]);
-	if (accept_ev)
-		event_free(accept_ev);
-	if (srv.base)
-		event_base_free(srv.base);
-	session_table_free(&srv.table);
+	if (st->accept_ev)
+		event_free(st->accept_ev);
+	if (st->drain)
+		event_free(st->drain);
+	if (srv->base)
+		event_base_free(srv->base);
+	session_table_free(&srv->table);
+	free(st);
+	if (rc == 0)
+		log_info("stopped");
 	return rc;
 }

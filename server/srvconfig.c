@@ -1,0 +1,365 @@
+/* srvconfig: the table of bloatmeterd's options (name, short flag, range, how a value is
+ * checked and stored), the configuration file parser on top of it, and the merge of defaults,
+ * file and command line. */
+#include "server/srvconfig.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/dns.h"
+#include "common/util.h"
+
+struct srvconfig_option {
+	const char *name;  /* long flag and file key */
+	char short_flag;   /* 0 = none */
+	long lo, hi;       /* range of a numeric value */
+	const char *range; /* what a valid value is, for the error sentence */
+	/* Checks a string value (0 = valid); NULL: the value is a number in lo..hi. */
+	int (*check)(const char *value);
+	void (*store)(struct server_config *cfg, long v, const char *value);
+};
+
+/* A bind address: a host name or an IPv4/IPv6 literal, maybe with a %scope; the resolver
+ * decides the rest at bind time. */
+static int check_bind(const char *value)
+{
+	size_t n = strlen(value);
+
+	if (n == 0 || n >= sizeof(((struct server_config *)NULL)->bind_buf))
+		return -1;
+	for (const char *c = value; *c; c++)
+		if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
+		      (*c >= '0' && *c <= '9') || strchr(".:-_%", *c) != NULL))
+			return -1;
+	return 0;
+}
+
+static int check_zone(const char *value)
+{
+	struct dns_zone z;
+
+	return dns_zone_init(&z, value) < 0 ? -1 : 0;
+}
+
+static void store_port(struct server_config *cfg, long v, const char *value)
+{
+	cfg->port = (uint16_t)v;
+}
+
+static void store_bind(struct server_config *cfg, long v, const char *value)
+{
+	snprintf(cfg->bind_buf, sizeof(cfg->bind_buf), "%s", value);
+	cfg->bind_addr = cfg->bind_buf;
+}
+
+static void store_max_sessions(struct server_config *cfg, long v, const char *value)
+{
+	cfg->max_sessions = (int)v;
+}
+
+static void store_max_flows(struct server_config *cfg, long v, const char *value)
+{
+	cfg->max_flows = (int)v;
+}
+
+static void store_max_duration(struct server_config *cfg, long v, const char *value)
+{
+	cfg->max_duration_s = (int)v;
+}
+
+static void store_dns_port(struct server_config *cfg, long v, const char *value)
+{
+	cfg->dns_port = (uint16_t)v;
+	cfg->dns_port_set = 1;
+}
+
+static void store_dns_zone(struct server_config *cfg, long v, const char *value)
+{
+	snprintf(cfg->zone_buf, sizeof(cfg->zone_buf), "%s", value);
+	cfg->dns_zone = cfg->zone_buf;
+}
+
+static void store_verbose(struct server_config *cfg, long v, const char *value)
+{
+	cfg->verbose = (int)v;
+}
+
+/* Indexed by enum srvconfig_opt. */
+static const struct srvconfig_option srvconfig_options[SRVOPT_COUNT] = {
+	[SRVOPT_PORT] = { "port", 'p', 1, 65535, "1-65535", NULL, store_port },
+	[SRVOPT_BIND] = { "bind", 'b', 0, 0, "an IPv4 or IPv6 address or a host name", check_bind,
+			  store_bind },
+	[SRVOPT_MAX_SESSIONS] = { "max-sessions", 0, 1, 100000, "1-100000", NULL, store_max_sessions },
+	[SRVOPT_MAX_FLOWS] = { "max-flows", 0, 1, 1024, "1-1024", NULL, store_max_flows },
+	[SRVOPT_MAX_DURATION] = { "max-duration", 0, 5, 86400, "5-86400 s", NULL, store_max_duration },
+	[SRVOPT_DNS_PORT] = { "dns-port", 0, 0, 65535, "0-65535, 0 = off", NULL, store_dns_port },
+	[SRVOPT_DNS_ZONE] = { "dns-zone", 0, 0, 0,
+			      "a DNS name: labels of 1-63 letters, digits, '-' or '_', at most 253 "
+			      "characters",
+			      check_zone, store_dns_zone },
+	[SRVOPT_VERBOSE] = { "verbose", 'v', 0, 2, "0-2: warnings, information, debug", NULL,
+			     store_verbose },
+};
+
+const char *srvconfig_option_name(enum srvconfig_opt opt)
+{
+	return srvconfig_options[opt].name;
+}
+
+char srvconfig_option_short(enum srvconfig_opt opt)
+{
+	return srvconfig_options[opt].short_flag;
+}
+
+int srvconfig_find_short(int c)
+{
+	for (int i = 0; i < SRVOPT_COUNT; i++)
+		if (c != 0 && srvconfig_options[i].short_flag == c)
+			return i;
+	return -1;
+}
+
+/* The option named by the n bytes at name, or -1. */
+static int srvconfig_find(const char *name, size_t n)
+{
+	for (int i = 0; i < SRVOPT_COUNT; i++)
+		if (strlen(srvconfig_options[i].name) == n &&
+		    memcmp(srvconfig_options[i].name, name, n) == 0)
+			return i;
+	return -1;
+}
+
+/* Copies untrusted text into out for an error sentence: bounded, control bytes as '?'. */
+static void srvconfig_quote(const char *s, char *out, size_t outlen)
+{
+	size_t n = 0;
+
+	for (; *s && n + 4 < outlen && n < 40; s++)
+		out[n++] = (unsigned char)*s >= 0x20 && (unsigned char)*s < 0x7f ? *s : '?';
+	if (*s && n + 4 < outlen)
+		for (int i = 0; i < 3; i++)
+			out[n++] = '.';
+	out[n] = '\0';
+}
+
+void srvconfig_defaults(struct server_config *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->port = SERVER_DEFAULT_PORT;
+	cfg->max_sessions = 16;
+	cfg->max_flows = 32;
+	cfg->max_duration_s = 300;
+	cfg->dns_port = SERVER_DEFAULT_PORT + 1;
+}
+
+/* Values that follow others: the DNS port is the one after the control port unless given, so
+ * one firewall rule pair covers both. */
+static void srvconfig_derive(struct server_config *cfg)
+{
+	if (!cfg->dns_port_set)
+		cfg->dns_port = cfg->port < 65535 ? (uint16_t)(cfg->port + 1) : 0;
+}
+
+int srvconfig_set(struct server_config *cfg, enum srvconfig_opt opt, const char *value, char *err,
+		  size_t errlen)
+{
+	const struct srvconfig_option *o = &srvconfig_options[opt];
+	char q[48];
+	long v = 0;
+
+	if (o->check ? o->check(value) < 0 : util_parse_long(value, o->lo, o->hi, &v) < 0) {
+		srvconfig_quote(value, q, sizeof(q));
+		snprintf(err, errlen, "invalid %s \"%s\" (%s)", o->name, q, o->range);
+		return -1;
+	}
+	o->store(cfg, v, value);
+	srvconfig_derive(cfg);
+	return 0;
+}
+
+static int is_blank(char c)
+{
+	return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
+}
+
+/* Trims blanks from both ends of s in place; returns the new start. */
+static char *srvconfig_trim(char *s)
+{
+	size_t n;
+
+	while (is_blank(*s))
+		s++;
+	n = strlen(s);
+	while (n > 0 && is_blank(s[n - 1]))
+		s[--n] = '\0';
+	return s;
+}
+
+/* One line (n bytes, no newline) of the file. seen: the keys already set in this file. */
+static int srvconfig_line(const char *text, size_t n, int line, struct server_config *cfg,
+			  unsigned *seen, char *err, size_t errlen)
+{
+	char buf[SRVCONFIG_MAX_LINE + 1], q[48], why[SRVCONFIG_ERR_MAX];
+	char *key, *value, *eq;
+	int opt;
+
+	if (n > SRVCONFIG_MAX_LINE) {
+		snprintf(err, errlen, "%d: line longer than %d bytes", line, SRVCONFIG_MAX_LINE);
+		return -1;
+	}
+	if (memchr(text, '\0', n) != NULL) {
+		snprintf(err, errlen, "%d: NUL byte in the line", line);
+		return -1;
+	}
+	memcpy(buf, text, n);
+	buf[n] = '\0';
+	/* A comment starts a line or follows a blank, so a '#' inside a value stays in it. */
+	for (size_t i = 0; i < n; i++) {
+		if (buf[i] == '#' && (i == 0 || is_blank(buf[i - 1]))) {
+			buf[i] = '\0';
+			break;
+		}
+	}
+	key = srvconfig_trim(buf);
+	if (*key == '\0')
+		return 0;
+	eq = strchr(key, '=');
+	if (eq == NULL) {
+		srvconfig_quote(key, q, sizeof(q));
+		snprintf(err, errlen, "%d: missing \"=\" in \"%s\" (lines are key = value)", line, q);
+		return -1;
+	}
+	*eq = '\0';
+	key = srvconfig_trim(key);
+	value = srvconfig_trim(eq + 1);
+	if (*key == '\0') {
+		snprintf(err, errlen, "%d: missing key before \"=\"", line);
+		return -1;
+	}
+	opt = srvconfig_find(key, strlen(key));
+	if (opt < 0) {
+		srvconfig_quote(key, q, sizeof(q));
+		snprintf(err, errlen, "%d: unknown key \"%s\"", line, q);
+		return -1;
+	}
+	if (*seen & (1u << opt)) {
+		snprintf(err, errlen, "%d: repeated key \"%s\"", line, srvconfig_options[opt].name);
+		return -1;
+	}
+	*seen |= 1u << opt;
+	if (*value == '\0') {
+		snprintf(err, errlen, "%d: empty value for \"%s\"", line, srvconfig_options[opt].name);
+		return -1;
+	}
+	if (srvconfig_set(cfg, opt, value, why, sizeof(why)) < 0) {
+		snprintf(err, errlen, "%d: %s", line, why);
+		return -1;
+	}
+	return 0;
+}
+
+int srvconfig_parse(const char *text, size_t len, struct server_config *cfg, char *err,
+		    size_t errlen)
+{
+	unsigned seen = 0;
+	size_t pos = 0;
+	int line = 0;
+
+	while (pos < len) {
+		const char *s = text + pos;
+		const char *nl = memchr(s, '\n', len - pos);
+		size_t n = nl ? (size_t)(nl - s) : len - pos;
+
+		line++;
+		pos += n + (nl != NULL);
+		if (srvconfig_line(s, n, line, cfg, &seen, err, errlen) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* Reads up to SRVCONFIG_MAX_FILE bytes of fd into buf; the length, or -1 (errno set, or 0
+ * with *toolong when the file is larger). */
+static ssize_t srvconfig_read(int fd, char *buf, int *toolong)
+{
+	size_t len = 0;
+
+	*toolong = 0;
+	for (;;) {
+		ssize_t n = read(fd, buf + len, SRVCONFIG_MAX_FILE + 1 - len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -1;
+		if (n == 0)
+			return (ssize_t)len;
+		len += (size_t)n;
+		if (len > SRVCONFIG_MAX_FILE) {
+			*toolong = 1;
+			return -1;
+		}
+	}
+}
+
+int srvconfig_load(const char *path, struct server_config *cfg, char *err, size_t errlen)
+{
+	char *buf = malloc(SRVCONFIG_MAX_FILE + 1), why[SRVCONFIG_ERR_MAX];
+	int fd, toolong = 0, rc = -1;
+	ssize_t len;
+
+	if (buf == NULL) {
+		snprintf(err, errlen, "%s: out of memory", path);
+		return -1;
+	}
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+		free(buf);
+		return -1;
+	}
+	len = srvconfig_read(fd, buf, &toolong);
+	if (len < 0 && toolong)
+		snprintf(err, errlen, "%s: larger than %d KiB", path, SRVCONFIG_MAX_FILE / 1024);
+	else if (len < 0)
+		snprintf(err, errlen, "%s: cannot read: %s", path, strerror(errno));
+	else if (srvconfig_parse(buf, (size_t)len, cfg, why, sizeof(why)) < 0)
+		snprintf(err, errlen, "%s:%s", path, why);
+	else
+		rc = 0;
+	close(fd);
+	free(buf);
+	return rc;
+}
+
+int srvconfig_build(const char *path, int optional, const char *const *overrides,
+		    struct server_config *cfg, char *err, size_t errlen)
+{
+	srvconfig_defaults(cfg);
+	cfg->config_path = path;
+	cfg->config_optional = optional;
+	cfg->overrides = overrides;
+	if (path != NULL && !(optional && access(path, F_OK) < 0 && errno == ENOENT)) {
+		if (srvconfig_load(path, cfg, err, errlen) < 0)
+			return -1;
+		cfg->config_loaded = 1;
+	}
+	for (int i = 0; overrides && i < SRVOPT_COUNT; i++)
+		if (overrides[i] != NULL && srvconfig_set(cfg, i, overrides[i], err, errlen) < 0)
+			return -1;
+	srvconfig_derive(cfg);
+	return 0;
+}
+
+void srvconfig_copy(struct server_config *dst, const struct server_config *src)
+{
+	*dst = *src;
+	if (src->bind_addr == src->bind_buf)
+		dst->bind_addr = dst->bind_buf;
+	if (src->dns_zone == src->zone_buf)
+		dst->dns_zone = dst->zone_buf;
+}
