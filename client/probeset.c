@@ -76,7 +76,7 @@ static void start_icmp_to(struct probeset *p, const struct client_config *cfg,
 {
 	struct icmp_probe_config ic = { 0 };
 	struct icmp_probe *probe;
-	char err[192];
+	char err[SERIES_NOTE_LEN];
 
 	ic.target = *to;
 	ic.target_len = len;
@@ -97,7 +97,7 @@ static void start_icmp(struct probeset *p, const struct client_config *cfg,
 	struct sockaddr_storage to = *sa;
 	struct route_info ri;
 	struct probe_series *ps, *hop;
-	char addr[64], err[192];
+	char addr[64], err[SERIES_NOTE_LEN];
 
 	set_port(&to, 0);
 	ip_str(&to, addr, sizeof(addr));
@@ -127,7 +127,7 @@ static void start_dns_to(struct probeset *p, const struct client_config *cfg,
 {
 	struct dns_probe_config dc;
 	struct dns_probe *probe;
-	char err[192];
+	char err[SERIES_NOTE_LEN];
 
 	memset(&dc, 0, sizeof(dc));
 	dc.server = *to;
@@ -177,7 +177,7 @@ static void start_dns(struct probeset *p, const struct client_config *cfg,
 	struct sockaddr_storage to = *sa, res;
 	struct probe_series *ps;
 	socklen_t reslen;
-	char addr[64], err[192];
+	char addr[64], err[SERIES_NOTE_LEN];
 
 	set_port(&to, w->dns_port);
 	sock_addr_str((struct sockaddr *)&to, addr, sizeof(addr));
@@ -207,7 +207,7 @@ static void start_tcp(struct probeset *p, const struct client_config *cfg,
 	struct tcpconn_probe_config tc;
 	struct tcpconn_probe *probe;
 	struct probe_series *ps;
-	char addr[64], err[192];
+	char addr[64], err[SERIES_NOTE_LEN];
 
 	sock_addr_str((struct sockaddr *)sa, addr, sizeof(addr));
 	ps = result_add_series(r, "tcp_connect", addr);
@@ -233,7 +233,7 @@ static void start_pcap(struct probeset *p, const struct client_config *cfg,
 		       struct test_result *r)
 {
 	struct pcap_capture_config pc;
-	char err[192];
+	char err[SERIES_NOTE_LEN];
 
 	memset(&pc, 0, sizeof(pc));
 	pc.server = *sa;

@@ -116,7 +116,7 @@ json_object *report_json_capture(struct jb *b, const struct test_result *r)
 static void text_capture(const struct test_result *r, FILE *out)
 {
 	const struct pa_dir *u = &r->capture.sum.up, *d = &r->capture.sum.down;
-	char note[192];
+	char note[sizeof(r->capture.note)];
 
 	if (!(r->cfg.probes & PROBE_BIT(PROBE_PCAP)))
 		return;

@@ -195,7 +195,7 @@ struct test_result {
 	/* Passive capture of the test's own packets (--probes pcap). */
 	struct {
 		int ran;                   /* the capture ran (else note says why not) */
-		char note[192];
+		char note[320];
 		char ifname[32];
 		int nano;                  /* nanosecond timestamps */
 		uint64_t packets, drops;   /* captured, and dropped by the kernel/interface */

@@ -23,7 +23,7 @@ struct rtt_sample {
 
 #define SERIES_NAME_LEN 24
 #define SERIES_TARGET_LEN 80
-#define SERIES_NOTE_LEN 192
+#define SERIES_NOTE_LEN 320
 
 struct probe_series {
 	char name[SERIES_NAME_LEN];     /* "icmp", "icmp_hop", "dns", "dns_resolver", "tcp_connect",
