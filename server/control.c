@@ -389,3 +389,23 @@ void control_start(struct server_ctx *srv, struct bufferevent *bev, const struct
 	bufferevent_setcb(bev, control_read_callback, NULL, control_event_callback, pc);
 	control_read_callback(bev, pc);
 }
+
+/* Tells every running session's client that the server is going away: one `error` message,
+ * which the protocol says the server closes after. The session stops pushing stats and
+ * accepting flows (SESS_CLOSING) and ends when the client closes, or at the drain deadline. */
+void control_shutdown_all(struct server_ctx *srv)
+{
+	for (struct session *s = srv->sessions; s; s = s->next) {
+		json_object *msg;
+
+		if (s->state != SESS_ACTIVE || s->ctrl == NULL)
+			continue; /* already flushing its final stats */
+		s->state = SESS_CLOSING;
+		msg = wire_ctrl_new("error");
+		json_object_object_add(msg, "reason",
+				       json_object_new_string("server shutting down"));
+		if (control_send(s->ctrl, msg) < 0)
+			log_debug("session %llu: cannot queue the shutdown notice",
+				  (unsigned long long)s->id);
+	}
+}

@@ -13,5 +13,8 @@ void control_start(struct server_ctx *srv, struct bufferevent *bev, const struct
 struct session *control_find_session(struct server_ctx *srv, const uint8_t *token);
 /* Ends every session (daemon shutdown). */
 void control_close_all(struct server_ctx *srv);
+/* Shutdown: tells every active session's client "server shutting down" (one error message)
+ * and stops its stats and new flows; sessions end when their clients close. */
+void control_shutdown_all(struct server_ctx *srv);
 
 #endif

@@ -86,7 +86,7 @@ int main(int argc, char **argv)
 	const char *over[SRVOPT_COUNT] = { NULL };
 	const char *path = NULL;
 	struct server_config cfg;
-	char err[SRVCONFIG_ERR_MAX], vbuf[8];
+	char err[SRVCONFIG_ERR_MAX], vbuf[12];
 	int verbose = 0, check = 0, c, opt;
 
 	main_long_options(opts);

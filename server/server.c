@@ -157,25 +157,6 @@ static void server_accept_callback(evutil_socket_t lfd, short what, void *arg)
 	}
 }
 
-/* Raises the reflector table's capacity to cap; it never shrinks, so live entries keep their
- * slots. The table is session.c's, but only a reload ever grows it. The swap happens under the
- * table's lock, so the reflector thread sees the old array or the new one, never a mix. */
-static int server_grow_table(struct session_table *t, int cap)
-{
-	struct reflect_entry *e = calloc((size_t)cap, sizeof(*e)), *old;
-
-	if (e == NULL)
-		return -1;
-	pthread_mutex_lock(&t->lock);
-	memcpy(e, t->e, (size_t)t->cap * sizeof(*e));
-	old = t->e;
-	t->e = e;
-	t->cap = cap;
-	pthread_mutex_unlock(&t->lock);
-	free(old);
-	return 0;
-}
-
 static int same_str(const char *a, const char *b)
 {
 	return (a == NULL && b == NULL) || (a != NULL && b != NULL && strcmp(a, b) == 0);
@@ -221,9 +202,9 @@ static void server_reload(struct server_state *st)
 		return;
 	}
 	if (next.max_sessions > st->srv.table.cap &&
-	    server_grow_table(&st->srv.table, next.max_sessions) < 0) {
-		log_error("reload failed, keeping the running configuration: no memory for %d sessions",
-			  next.max_sessions);
+	    session_table_grow(&st->srv.table, next.max_sessions) < 0) {
+		log_error("reload failed, keeping the running configuration: "
+			  "no memory for %d sessions", next.max_sessions);
 		return;
 	}
 	server_reload_restart_needed(cur, &next);
@@ -233,25 +214,6 @@ static void server_reload(struct server_state *st)
 	log_info("configuration reloaded from %s: max-sessions %d, max-flows %d, max-duration %d s",
 		 next.config_loaded ? next.config_path : "defaults", cur->max_sessions,
 		 cur->max_flows, cur->max_duration_s);
-}
-
-/* Tells every running session's client that the server is going away: one `error` message,
- * which the protocol says the server closes after. The session stops pushing stats and
- * accepting flows (SESS_CLOSING) and ends when the client closes, or at the drain deadline. */
-static void server_notify_sessions(struct server_ctx *srv)
-{
-	for (struct session *s = srv->sessions; s; s = s->next) {
-		json_object *msg;
-
-		if (s->state != SESS_ACTIVE || s->ctrl == NULL)
-			continue; /* already flushing its final stats */
-		s->state = SESS_CLOSING;
-		msg = wire_ctrl_new("error");
-		json_object_object_add(msg, "reason", json_object_new_string("server shutting down"));
-		if (frame_put(bufferevent_get_output(s->ctrl), msg) < 0)
-			log_debug("session %llu: cannot queue the shutdown notice",
-				  (unsigned long long)s->id);
-	}
 }
 
 static void server_drain_callback(evutil_socket_t fd, short what, void *arg)
@@ -278,7 +240,7 @@ static void server_stop(struct server_state *st, int sig)
 	/* Closing the listener now refuses new connections instead of leaving them queued. */
 	close(st->tcp_fd);
 	st->tcp_fd = -1;
-	server_notify_sessions(&st->srv);
+	control_shutdown_all(&st->srv);
 	st->drain_end_ns = clock_mono_ns() + (int64_t)SERVER_DRAIN_S * NS_PER_SEC;
 	st->drain = event_new(st->srv.base, -1, EV_PERSIST, server_drain_callback, st);
 	if (st->srv.nsessions == 0 || st->drain == NULL || event_add(st->drain, &tick) < 0)

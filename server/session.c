@@ -92,3 +92,22 @@ uint64_t session_table_probe_count(struct session_table *t, const uint8_t *token
 	pthread_mutex_unlock(&t->lock);
 	return n;
 }
+
+/* Raises the reflector table's capacity to cap; it never shrinks, so live entries keep their
+ * slots (only a SIGHUP reload grows it). The swap happens under the
+ * table's lock, so the reflector thread sees the old array or the new one, never a mix. */
+int session_table_grow(struct session_table *t, int cap)
+{
+	struct reflect_entry *e = calloc((size_t)cap, sizeof(*e)), *old;
+
+	if (e == NULL)
+		return -1;
+	pthread_mutex_lock(&t->lock);
+	memcpy(e, t->e, (size_t)t->cap * sizeof(*e));
+	old = t->e;
+	t->e = e;
+	t->cap = cap;
+	pthread_mutex_unlock(&t->lock);
+	free(old);
+	return 0;
+}

@@ -63,6 +63,9 @@ struct session_table {
 
 int session_table_init(struct session_table *t, int cap);
 void session_table_free(struct session_table *t);
+/* Raises the capacity to cap (SIGHUP raised max-sessions) under the lock; 0 or -1 (no memory,
+ * table unchanged). */
+int session_table_grow(struct session_table *t, int cap);
 /* Registers a token; -1 if full. */
 int session_table_add(struct session_table *t, const uint8_t *token, const struct sockaddr *client);
 void session_table_remove(struct session_table *t, const uint8_t *token);

@@ -93,9 +93,11 @@ static const struct srvconfig_option srvconfig_options[SRVOPT_COUNT] = {
 	[SRVOPT_PORT] = { "port", 'p', 1, 65535, "1-65535", NULL, store_port },
 	[SRVOPT_BIND] = { "bind", 'b', 0, 0, "an IPv4 or IPv6 address or a host name", check_bind,
 			  store_bind },
-	[SRVOPT_MAX_SESSIONS] = { "max-sessions", 0, 1, 100000, "1-100000", NULL, store_max_sessions },
+	[SRVOPT_MAX_SESSIONS] = { "max-sessions", 0, 1, 100000, "1-100000", NULL,
+				  store_max_sessions },
 	[SRVOPT_MAX_FLOWS] = { "max-flows", 0, 1, 1024, "1-1024", NULL, store_max_flows },
-	[SRVOPT_MAX_DURATION] = { "max-duration", 0, 5, 86400, "5-86400 s", NULL, store_max_duration },
+	[SRVOPT_MAX_DURATION] = { "max-duration", 0, 5, 86400, "5-86400 s", NULL,
+				  store_max_duration },
 	[SRVOPT_DNS_PORT] = { "dns-port", 0, 0, 65535, "0-65535, 0 = off", NULL, store_dns_port },
 	[SRVOPT_DNS_ZONE] = { "dns-zone", 0, 0, 0,
 			      "a DNS name: labels of 1-63 letters, digits, '-' or '_', at most 253 "
@@ -230,7 +232,8 @@ static int srvconfig_line(const char *text, size_t n, int line, struct server_co
 	eq = strchr(key, '=');
 	if (eq == NULL) {
 		srvconfig_quote(key, q, sizeof(q));
-		snprintf(err, errlen, "%d: missing \"=\" in \"%s\" (lines are key = value)", line, q);
+		snprintf(err, errlen, "%d: missing \"=\" in \"%s\" (lines are key = value)", line,
+			 q);
 		return -1;
 	}
 	*eq = '\0';
@@ -252,7 +255,8 @@ static int srvconfig_line(const char *text, size_t n, int line, struct server_co
 	}
 	*seen |= 1u << opt;
 	if (*value == '\0') {
-		snprintf(err, errlen, "%d: empty value for \"%s\"", line, srvconfig_options[opt].name);
+		snprintf(err, errlen, "%d: empty value for \"%s\"", line,
+			 srvconfig_options[opt].name);
 		return -1;
 	}
 	if (srvconfig_set(cfg, opt, value, why, sizeof(why)) < 0) {
