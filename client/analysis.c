@@ -508,6 +508,21 @@ static const struct stats_summary *phase_q(const struct phase_result *ph, int up
 }
 
 /* Loss structure and class of both directions in every phase. */
+/* The buffer estimate made in this phase for this direction (the top of the standing
+ * queue), or NAN. */
+static double queue_top(const struct test_result *r, enum phase_kind kind, int up)
+{
+	const struct buffer_estimate *b = NULL;
+
+	if (kind == PHASE_DOWNLOAD && !up)
+		b = &r->buffer_down;
+	else if (kind == PHASE_UPLOAD && up)
+		b = &r->buffer_up;
+	else if (kind == PHASE_BIDIR)
+		b = up ? &r->buffer_bidir_up : &r->buffer_bidir_down;
+	return b && b->valid && !b->managed ? b->ms : NAN;
+}
+
 static void analysis_patterns(struct test_result *r)
 {
 	double *share = malloc((r->nprobes + 1) * sizeof(*share));
@@ -530,6 +545,7 @@ static void analysis_patterns(struct test_result *r)
 				.loss_pct = up ? ph->loss_up_pct : ph->loss_down_pct,
 				.idle_loss_pct = idle ? (up ? idle->loss_up_pct : idle->loss_down_pct) : NAN,
 				.q_p95_ms = qs->n ? qs->p95 : NAN,
+				.q_top_ms = queue_top(r, ph->kind, up),
 			};
 
 			droppattern_measure(r->probes, r->nprobes, share, up, ph->start_ns, ph->end_ns, q, lp);

@@ -198,6 +198,8 @@ static void classify_as(struct loss_pattern *lp, const char *cls, const char *fm
 void droppattern_classify(struct loss_pattern *lp, const struct droppattern_context *ctx)
 {
 	double outage_probes = ceil(500.0 / ctx->interval_ms);
+	int top = ctx->q_top_ms > 0; /* false for NAN too */
+	double ref = top ? ctx->q_top_ms : ctx->q_p95_ms;
 
 	lp->confidence = fmin(1.0, (double)lp->periods / 10.0);
 	if (lp->lost == 0) {
@@ -218,9 +220,9 @@ void droppattern_classify(struct loss_pattern *lp, const struct droppattern_cont
 		   lp->q_before_ms < 0.5 * ctx->q_p95_ms) {
 		classify_as(lp, "aqm", "drops at %.1f ms queueing while the queue p95 is %.1f ms",
 			    lp->q_before_ms, ctx->q_p95_ms);
-	} else if (!isnan(lp->q_before_ms) && lp->q_before_ms >= 0.8 * ctx->q_p95_ms) {
-		classify_as(lp, "tail-drop", "drops at %.1f ms queueing, %.0f %% of the p95 %.1f ms",
-			    lp->q_before_ms, 100 * lp->q_before_ms / ctx->q_p95_ms, ctx->q_p95_ms);
+	} else if (!isnan(lp->q_before_ms) && lp->q_before_ms >= 0.8 * ref) {
+		classify_as(lp, "tail-drop", "drops at %.1f ms queueing, %.0f %% of the %s %.1f ms",
+			    lp->q_before_ms, 100 * lp->q_before_ms / ref, top ? "queue top" : "p95", ref);
 	} else {
 		classify_as(lp, "mixed", "loss %.2f %%, %zu periods, q before loss %.1f ms, q p95 %.1f ms",
 			    ctx->loss_pct, lp->periods, lp->q_before_ms, ctx->q_p95_ms);

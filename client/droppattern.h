@@ -30,13 +30,16 @@ struct droppattern_context {
 	double loss_pct;        /* this direction's loss in this phase */
 	double idle_loss_pct;   /* the same direction in the idle phase (NAN if none) */
 	double q_p95_ms;        /* this direction's queueing delay in the phase's window */
+	double q_top_ms;        /* the top of its standing queue (the buffer estimate made in
+				 * this phase and direction); 0 or NAN: none, use q_p95_ms */
 };
 
 /* Classifies, in order: outage (a period of ≥ 500 ms), random (idle or loss no higher than
  * idle's, short runs), policer (loaded, q p95 < 15 ms), AQM (q p95 < 30 ms, q before losses
- * < half the p95), tail-drop (q before losses ≥ 0.8 × q p95), else mixed; with evidence
- * numbers and a confidence that grows with the number of loss periods (10 or more: 1). The
- * references are p95, not p99: host stalls of 5–25 ms inflate the p99 on small VMs. */
+ * < half the p95), tail-drop (q before losses ≥ 0.8 × the top of the queue, or × q p95 where
+ * no buffer estimate was made), else mixed; with evidence numbers and a confidence that grows
+ * with the number of loss periods (10 or more: 1). The references are never the p99 or max:
+ * host stalls of 5–25 ms inflate them on small VMs (and at times the p95 too, hence the top). */
 void droppattern_classify(struct loss_pattern *lp, const struct droppattern_context *ctx);
 
 #endif

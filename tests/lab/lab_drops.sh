@@ -12,9 +12,11 @@ if [ "$(id -u)" -ne 0 ]; then
 	echo "SKIP: needs root for network namespaces"
 	exit 77
 fi
+. "$(dirname "$0")/steal.sh"
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 fail=0
+steal0=$(steal_read)
 check() { if eval "$2"; then echo "ok   $1"; else echo "FAIL $1"; fail=1; fi; }
 
 "$bindir/bloatmeter" lab --down-loss 1 --up-loss 0.5 --phases idle --idle 40 -q --json "$out/random.json"
@@ -33,5 +35,5 @@ done
 jq -c '.phases[1].loss_pattern.down | {class, periods, evidence, confidence}' "$out/tail.json"
 check "tail-drop downlink classified tail-drop" \
 	"[ \"\$(jq -r '.phases[1].loss_pattern.down.class' '$out/tail.json')\" = tail-drop ]"
-[ $fail -eq 0 ] && echo "PASS drop patterns"
-exit $fail
+steal_verdict "drop patterns" $fail "$(steal_pct "$steal0" "$(steal_read)")" || exit 1
+echo "PASS drop patterns"
