@@ -362,6 +362,14 @@ int sock_same_ip(const struct sockaddr *a, const struct sockaddr *b)
 		      &((const struct sockaddr_in6 *)b)->sin6_addr, sizeof(struct in6_addr)) == 0;
 }
 
+int sock_same_client(const struct sockaddr *a, const struct sockaddr *b)
+{
+	if (sock_v4(a) || sock_v4(b) || a->sa_family != AF_INET6 || b->sa_family != AF_INET6)
+		return sock_same_ip(a, b);
+	return memcmp(&((const struct sockaddr_in6 *)a)->sin6_addr,
+		      &((const struct sockaddr_in6 *)b)->sin6_addr, 8) == 0;
+}
+
 uint16_t sock_port(const struct sockaddr *sa)
 {
 	if (sa->sa_family == AF_INET)

@@ -73,6 +73,9 @@ int sock_bind_udp(const char *bind_addr, uint16_t port, char *err, size_t errlen
 void sock_addr_str(const struct sockaddr *sa, char *buf, size_t len);
 /* True if both addresses are the same IP (IPv4-mapped IPv6 equals plain IPv4). */
 int sock_same_ip(const struct sockaddr *a, const struct sockaddr *b);
+/* Same client for per-client limits: the same IPv4 address (also IPv4-mapped), or the same
+ * IPv6 /64 — one home network gets a /64, and picking new addresses inside it is free. */
+int sock_same_client(const struct sockaddr *a, const struct sockaddr *b);
 uint16_t sock_port(const struct sockaddr *sa);
 
 #endif

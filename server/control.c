@@ -91,6 +91,16 @@ static int control_next_message(struct bufferevent *bev, json_object **msg, char
 	return frame_take(bufferevent_get_input(bev), msg, err, errlen);
 }
 
+/* Running sessions of the client at peer (one IPv4 address or IPv6 /64). */
+static int control_client_sessions(const struct server_ctx *srv, const struct sockaddr *peer)
+{
+	int n = 0;
+
+	for (const struct session *s = srv->sessions; s; s = s->next)
+		n += sock_same_client((const struct sockaddr *)&s->peer, peer);
+	return n;
+}
+
 struct session *control_find_session(struct server_ctx *srv, const uint8_t *token)
 {
 	for (struct session *s = srv->sessions; s; s = s->next)
@@ -226,7 +236,8 @@ static void control_handle_hello(struct pending_ctrl *pc, struct bufferevent *be
 		control_fail(bev, "requested duration exceeds this server's limit");
 		return;
 	}
-	if (srv->nsessions >= cfg->max_sessions) {
+	if (srv->nsessions >= cfg->max_sessions ||
+	    control_client_sessions(srv, (struct sockaddr *)&pc->peer) >= cfg->max_sessions_per_client) {
 		json_object *busy = wire_ctrl_new("busy");
 
 		atomic_fetch_add(&srv->counters.sessions_refused, 1);

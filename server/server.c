@@ -211,9 +211,10 @@ static void server_reload(struct server_state *st)
 	cur->max_sessions = next.max_sessions;
 	cur->max_flows = next.max_flows;
 	cur->max_duration_s = next.max_duration_s;
-	log_info("configuration reloaded from %s: max-sessions %d, max-flows %d, max-duration %d s",
-		 next.config_loaded ? next.config_path : "defaults", cur->max_sessions,
-		 cur->max_flows, cur->max_duration_s);
+	cur->max_sessions_per_client = next.max_sessions_per_client;
+	log_info("configuration reloaded from %s: max-sessions %d, max-flows %d, max-duration %d s, "
+		 "max-sessions-per-client %d", next.config_loaded ? next.config_path : "defaults",
+		 cur->max_sessions, cur->max_flows, cur->max_duration_s, cur->max_sessions_per_client);
 }
 
 static void server_drain_callback(evutil_socket_t fd, short what, void *arg)

@@ -8,6 +8,7 @@ struct server_config {
 	const char *bind_addr;  /* NULL = dual-stack wildcard */
 	uint16_t port;          /* TCP control/data port; the UDP reflector uses the same number */
 	int max_sessions;       /* concurrent test sessions */
+	int max_sessions_per_client; /* ... from one IPv4 address or IPv6 /64 */
 	int max_flows;          /* bulk connections per session and direction */
 	int max_duration_s;     /* a session is closed after this long */
 	uint16_t dns_port;      /* UDP port of the DNS responder; 0 = off */

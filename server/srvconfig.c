@@ -61,6 +61,11 @@ static void store_max_sessions(struct server_config *cfg, long v, const char *va
 	cfg->max_sessions = (int)v;
 }
 
+static void store_max_per_client(struct server_config *cfg, long v, const char *value)
+{
+	cfg->max_sessions_per_client = (int)v;
+}
+
 static void store_max_flows(struct server_config *cfg, long v, const char *value)
 {
 	cfg->max_flows = (int)v;
@@ -95,6 +100,8 @@ static const struct srvconfig_option srvconfig_options[SRVOPT_COUNT] = {
 			  store_bind },
 	[SRVOPT_MAX_SESSIONS] = { "max-sessions", 0, 1, 100000, "1-100000", NULL,
 				  store_max_sessions },
+	[SRVOPT_MAX_PER_CLIENT] = { "max-sessions-per-client", 0, 1, 100000, "1-100000", NULL,
+				    store_max_per_client },
 	[SRVOPT_MAX_FLOWS] = { "max-flows", 0, 1, 1024, "1-1024", NULL, store_max_flows },
 	[SRVOPT_MAX_DURATION] = { "max-duration", 0, 5, 86400, "5-86400 s", NULL,
 				  store_max_duration },
@@ -153,6 +160,7 @@ void srvconfig_defaults(struct server_config *cfg)
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->port = SERVER_DEFAULT_PORT;
 	cfg->max_sessions = 16;
+	cfg->max_sessions_per_client = 4;
 	cfg->max_flows = 32;
 	cfg->max_duration_s = 300;
 	cfg->dns_port = SERVER_DEFAULT_PORT + 1;

@@ -106,6 +106,23 @@ check "second concurrent client is busy" eval '[ $brc != 0 ] && grep -q "busy" "
 wait "$apid"
 check "the first client's run is unharmed" test $? = 0
 
+# The per-client limit: plenty of sessions, but one per client address; a second concurrent
+# client from 127.0.0.1 is refused as busy.
+conf "$port" 5 "max-sessions-per-client = 1"
+kill -HUP "$dpid"
+check "SIGHUP reloads max-sessions-per-client 1" \
+	wait_log "configuration reloaded from .*max-sessions 5,.*max-sessions-per-client 1"
+n=$(sessions)
+client 4 "$work/pa.out" &
+apid=$!
+wait_session $((n + 1))
+sleep 0.5
+client 1 "$work/pb.out"
+brc=$?
+check "second client from the same address is busy" eval '[ $brc != 0 ] && grep -q "busy" "$work/pb.out"'
+wait "$apid"
+check "the first client's run is unharmed" test $? = 0
+
 # A broken file on reload keeps the daemon and its configuration.
 conf "$port" 1 "max-sessions = 5"
 kill -HUP "$dpid"

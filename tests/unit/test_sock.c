@@ -1,0 +1,60 @@
+/* Unit tests for common/sock.c address helpers: which peers count as the same client for the
+ * daemon's per-client session limit. */
+#include <arpa/inet.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "common/sock.h"
+
+static struct sockaddr_storage addr(const char *s, uint16_t port)
+{
+	struct sockaddr_storage ss;
+
+	memset(&ss, 0, sizeof(ss));
+	if (strchr(s, ':')) {
+		struct sockaddr_in6 *a = (struct sockaddr_in6 *)&ss;
+
+		a->sin6_family = AF_INET6;
+		a->sin6_port = htons(port);
+		assert_int_equal(inet_pton(AF_INET6, s, &a->sin6_addr), 1);
+	} else {
+		struct sockaddr_in *a = (struct sockaddr_in *)&ss;
+
+		a->sin_family = AF_INET;
+		a->sin_port = htons(port);
+		assert_int_equal(inet_pton(AF_INET, s, &a->sin_addr), 1);
+	}
+	return ss;
+}
+
+static int same(const char *a, const char *b)
+{
+	struct sockaddr_storage x = addr(a, 1000), y = addr(b, 2000);
+
+	return sock_same_client((struct sockaddr *)&x, (struct sockaddr *)&y);
+}
+
+static void test_same_client(void **state)
+{
+	assert_true(same("192.0.2.1", "192.0.2.1"));           /* ports differ: same client */
+	assert_false(same("192.0.2.1", "192.0.2.2"));          /* IPv4: the address itself */
+	assert_true(same("192.0.2.1", "::ffff:192.0.2.1"));    /* mapped is the same address */
+	assert_false(same("192.0.2.1", "::ffff:192.0.2.2"));
+	assert_true(same("2001:db8:1:2::1", "2001:db8:1:2:aaaa::5")); /* same /64 */
+	assert_false(same("2001:db8:1:2::1", "2001:db8:1:3::1"));     /* next /64 */
+	assert_false(same("2001:db8:1:2::1", "192.0.2.1"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_same_client),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
