@@ -16,6 +16,7 @@ if [ "${1:-}" = "--test-tools" ]; then
 		prometheus flent python3-matplotlib chromium python3-jsonschema  # output validators
 		clang libclang-rt-14-dev                    # libFuzzer targets
 		bind9-dnsutils                              # dig against the DNS responder
+		systemd                                     # systemd-analyze verify of the units
 	)
 elif [ $# -gt 0 ]; then
 	echo "usage: scripts/setup.sh [--test-tools]" >&2

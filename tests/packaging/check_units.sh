@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# The systemd units in packaging/ pass `systemd-analyze verify`: each unit is checked as
+# shipped, with its ExecStart pointed at this build's binaries (verify needs them to exist).
+#   check_units.sh SRCDIR BINDIR
+set -euo pipefail
+src=$1 bindir=$2
+if ! command -v systemd-analyze > /dev/null; then
+	echo "SKIP: systemd-analyze is not installed"
+	exit 77
+fi
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+for u in bloatmeterd.service bloatmeter-measure.service bloatmeter-measure.timer; do
+	sed -e "s|/usr/sbin/bloatmeterd|$bindir/bloatmeterd|; s|/usr/bin/bloatmeter |$bindir/bloatmeter |" \
+		"$src/packaging/$u" > "$work/$u"
+done
+cd "$work"
+fail=0
+for u in bloatmeterd.service bloatmeter-measure.service bloatmeter-measure.timer; do
+	# verify also reports on unrelated units installed on this host: keep only ours.
+	out=$(systemd-analyze verify "./$u" 2>&1 | grep -F "$u" || true)
+	if [ -n "$out" ]; then
+		echo "FAIL $u:"
+		echo "$out"
+		fail=1
+	else
+		echo "ok   $u passes systemd-analyze verify"
+	fi
+done
+[ $fail -eq 0 ] && echo "PASS units"
+exit $fail
