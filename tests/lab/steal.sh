@@ -1,7 +1,8 @@
 # Sourced by the lab scripts. A lab's ground truth holds only while the host gives the emulated
 # bottleneck (tbf in a namespace, driven by this kernel's timers and softirqs) the CPU it
 # needs. On a virtual machine the hypervisor may take CPU away ("steal" in /proc/stat); seen
-# here: 8 % steal during a run made a 20 Mbit/s tbf deliver 18.2 Mbit/s. These helpers
+# here: with about 8 % steal sampled during a CI run's lab tests, a 20 Mbit/s tbf delivered
+# 18.2 Mbit/s. These helpers
 # measure the steal share of a run so that a failed accuracy check under heavy steal is
 # reported as void (skip, exit 77) instead of as a measurement error.
 
