@@ -118,6 +118,26 @@ void analysis_rtt(const struct probe_rec *p, size_t n, int64_t from, int64_t to,
 	free(v);
 }
 
+/* Server hold time (µs, reply send − request receive on the server's clock) of the replies
+ * to probes sent in [from, to); the reply check guarantees tx ≥ rx. */
+static void analysis_server_hold(const struct probe_rec *p, size_t n, int64_t from, int64_t to,
+				 struct stats_summary *out)
+{
+	size_t a, b, m = 0;
+	double *v;
+
+	probe_range(p, n, from, to, &a, &b);
+	memset(out, 0, sizeof(*out));
+	v = malloc((b - a + 1) * sizeof(*v));
+	if (v == NULL)
+		return;
+	for (size_t i = a; i < b; i++)
+		if (p[i].received)
+			v[m++] = (double)(p[i].srv_tx_ns - p[i].srv_rx_ns) / 1e3;
+	(void)stats_summarize(v, m, out);
+	free(v);
+}
+
 double analysis_jitter(const struct probe_rec *p, size_t n, int64_t from, int64_t to)
 {
 	size_t a, b, m = 0;
@@ -416,6 +436,31 @@ static struct delay_ref delay_ref_for(const struct test_result *r, enum delay_ki
  * receive window or their own send buffer, or an end's load loop was CPU-bound: the queue may
  * not have filled, so the estimate is a lower bound (and the report says why). The warning's
  * "% of the time" is the limited share, or the loop's share of a core for CPU. */
+/* Goodput at this share of the server's max-rate or more: the server's cap, not the path,
+ * set the rate (pacing keeps a capped flow a little under its cap). */
+#define ANALYSIS_RATE_CAP_SHARE 0.9
+
+/* The direction ran at the server's rate limit: the bottleneck may never have filled, so the
+ * estimate is a lower bound with its own reason (checked before the TCP_INFO limits: a client
+ * that ignores the cap is throttled by the server's reads and looks receive-window limited).
+ * 1 if it applies. */
+static int analysis_rate_capped(struct test_result *r, const struct phase_result *ph,
+				enum delay_kind dir, struct buffer_estimate *b)
+{
+	double mbps = dir == DELAY_DOWN ? ph->down_mbps : ph->up_mbps;
+	double cap = (double)r->server_max_rate_bps / 1e6;
+
+	if (r->server_max_rate_bps == 0 || !b->valid || isnan(mbps) ||
+	    mbps < ANALYSIS_RATE_CAP_SHARE * cap)
+		return 0;
+	b->lower_bound = 1;
+	b->lower_bound_why = "server rate limit";
+	result_warn(r, "the %s flows of the %s phase ran at the server's rate limit of %.1f Mbit/s (%.1f Mbit/s); the %s buffer estimate is a lower bound",
+		    dir == DELAY_DOWN ? "download" : "upload", phase_name(ph->kind), cap, mbps,
+		    dir == DELAY_DOWN ? "downlink" : "uplink");
+	return 1;
+}
+
 static void analysis_limits(struct test_result *r, const struct phase_result *ph,
 			    enum delay_kind dir, struct buffer_estimate *b)
 {
@@ -424,6 +469,8 @@ static void analysis_limits(struct test_result *r, const struct phase_result *ph
 	const char *why = NULL;
 	double share = 0;
 
+	if (analysis_rate_capped(r, ph, dir, b))
+		return;
 	if (rwnd > 0.1) {
 		why = "receive window";
 		share = rwnd;
@@ -446,14 +493,34 @@ static void analysis_limits(struct test_result *r, const struct phase_result *ph
 		    dir == DELAY_DOWN ? "downlink" : "uplink");
 }
 
+/* A probe sees a full tail-drop queue from up to one packet below its top: the packet whose
+ * arrival would overflow it is dropped, so the queue then holds between L − one packet and L
+ * bytes. The maxima of the probes' delays therefore lie up to one packet time under the buffer
+ * L / rate, and the interval's upper end is raised by that step (docs/methods.md). */
+static void analysis_buffer_resolution(const struct test_result *r, double ip_rate_bps,
+				       struct buffer_estimate *b)
+{
+	double pkt = r->mss > 0 && !isnan(r->ip_overhead) ? r->mss * r->ip_overhead
+							  : ANALYSIS_DEFAULT_PACKET_BYTES;
+
+	b->resolution_ms = NAN;
+	if (!b->valid || !b->has_ci || !(ip_rate_bps > 0))
+		return;
+	b->resolution_ms = pkt * 8.0 / ip_rate_bps * 1000.0;
+	b->ci_high_ms += b->resolution_ms;
+	b->ci_high_bytes += pkt;
+}
+
 static void analysis_buffer_for(struct test_result *r, const struct phase_result *ph,
 				enum delay_kind dir, struct buffer_estimate *b)
 {
 	struct delay_ref ref = delay_ref_for(r, dir);
 	double rate = (dir == DELAY_DOWN ? ph->down_mbps : ph->up_mbps) * 1e6;
+	double ip_rate = rate * (isnan(r->ip_overhead) ? 1.0 : r->ip_overhead);
 
 	(void)analysis_buffer(r->probes, r->nprobes, analysis_window_start(ph), ph->end_ns, &ref,
-			      rate * (isnan(r->ip_overhead) ? 1.0 : r->ip_overhead), b);
+			      ip_rate, b);
+	analysis_buffer_resolution(r, ip_rate, b);
 	b->phase = ph->kind;
 	b->lower_bound = !ph->saturated;
 	b->lower_bound_why = b->lower_bound ? "never saturated" : NULL;
@@ -662,6 +729,8 @@ void analysis_run(struct test_result *r)
 		analysis_rtt(r->probes, r->nprobes, analysis_window_start(ph), ph->end_ns, &ph->rtt_ms);
 		ph->jitter_ms = analysis_jitter(r->probes, r->nprobes, analysis_window_start(ph),
 						ph->end_ns);
+		analysis_server_hold(r->probes, r->nprobes, analysis_window_start(ph), ph->end_ns,
+				     &ph->server_hold_us);
 		analysis_loss(r->probes, r->nprobes, r->srv_probe_count, ph->start_ns, ph->end_ns, ph);
 	}
 	analysis_baseline(r, &idle_p50);
@@ -673,6 +742,9 @@ void analysis_run(struct test_result *r)
 		ph->latency_increase_ms = ph->kind == PHASE_IDLE || ph->rtt_ms.n == 0
 						  ? NAN : ph->rtt_ms.p50 - idle_p50;
 	}
+	if (r->server_max_rate_bps > 0)
+		result_warn(r, "the server limits each direction of a test to %.1f Mbit/s (its max-rate)",
+			    (double)r->server_max_rate_bps / 1e6);
 	analysis_buffers(r);
 	analysis_patterns(r);
 	analysis_recovery(r);

@@ -15,6 +15,8 @@
  * itself reaches in three seconds out of four, which host stalls in some seconds cannot
  * raise (see docs/methods.md). */
 #define ANALYSIS_BLOCK_MAX_QUANTILE 25.0
+/* IP packet size assumed when the load flows' MSS is unknown (Ethernet MTU). */
+#define ANALYSIS_DEFAULT_PACKET_BYTES 1500.0
 /* A load loop busy this share of one core during a phase may itself be the bottleneck. */
 #define ANALYSIS_CPU_BOUND 0.9
 

@@ -14,6 +14,7 @@
 #include "client/analysis.h"
 #include "client/analyze_cmd.h"
 #include "client/config.h"
+#include "client/fleet.h"
 #include "client/flent.h"
 #include "client/history.h"
 #include "client/html.h"
@@ -30,12 +31,17 @@ enum {
 	OPT_DOWN_RATE, OPT_UP_RATE, OPT_DOWN_BUF, OPT_UP_BUF, OPT_IPV6, OPT_DAEMON,
 	OPT_LOG, OPT_PROM, OPT_HTML, OPT_FLENT, OPT_DOWN_LOSS, OPT_UP_LOSS, OPT_PROBES,
 	OPT_PROBE_INTERVAL, OPT_DSCP, OPT_DNS_RESOLVER, OPT_PCAP_FILE,
+	OPT_SERVERS, OPT_SERVER_LIST,
 };
+
+/* The control channel's security options (measurement only, the lab runs a plain daemon). */
+enum { OPT_TLS = 512, OPT_CA, OPT_INSECURE, OPT_PSK_FILE };
 
 static void cli_usage(FILE *f)
 {
 	fprintf(f,
 		"usage: bloatmeter [options] SERVER\n"
+		"       bloatmeter [options] --servers LIST | --server-list FILE\n"
 		"       bloatmeter analyze [-J] FILE.pcap   (passive analysis of a capture)\n"
 		"       bloatmeter lab [--down-rate RATE] [--up-rate RATE] [--down-buffer MS]\n"
 		"                      [--up-buffer MS] [--ipv6] [options]\n"
@@ -57,6 +63,17 @@ static void cli_usage(FILE *f)
 		"      --dscp N           DSCP (0-63) on probe packets, e.g. 46 (EF)\n"
 		"      --dns-resolver ADDR|system  also time DNS queries to a real resolver\n"
 		"      --pcap-file FILE   with pcap: save the capture there\n"
+		"      --tls              TLS on the control connection (the load stays plain TCP)\n"
+		"      --ca FILE          with --tls: trust these PEM certificates instead of the\n"
+		"                         system store; the server's name or address is checked\n"
+		"      --insecure         with --tls: no certificate check at all (tests only)\n"
+		"      --psk-file FILE    authenticate with the pre-shared key in FILE (one line\n"
+		"                         \"ID KEY\", not readable by other users); the server must\n"
+		"                         prove it holds the key too\n"
+		"      --servers LIST     comma list of HOST, HOST:PORT, [IPV6]:PORT; measures the one\n"
+		"                         with the lowest idle RTT (median of 5 TCP handshakes)\n"
+		"      --server-list FILE the same from a file: one server per line, # comments,\n"
+		"                         at most %d\n"
 		"  -J, --json-stdout      print the JSON report instead of text\n"
 		"      --json FILE        also write the JSON report to FILE\n"
 		"      --log FILE         append one compact JSON line per run (history)\n"
@@ -74,7 +91,7 @@ static void cli_usage(FILE *f)
 		"      --down-loss PCT    random loss on the downlink (nftables), e.g. 1 (default 0)\n"
 		"      --up-loss PCT      random loss on the uplink (default 0)\n"
 		"      --daemon PATH      bloatmeterd to run (default: next to this program)\n",
-		CLIENT_DEFAULT_PORT);
+		CLIENT_DEFAULT_PORT, FLEET_MAX);
 }
 
 static _Noreturn void cli_bad(const char *what, const char *arg)
@@ -176,6 +193,12 @@ static int cli_common_opt(int c, struct client_config *cfg)
 	case OPT_PCAP_FILE:
 		cfg->pcap_file = optarg;
 		return 1;
+	case OPT_SERVERS:
+		cfg->servers = optarg;
+		return 1;
+	case OPT_SERVER_LIST:
+		cfg->server_list = optarg;
+		return 1;
 	case 'q':
 		cfg->quiet = 1;
 		return 1;
@@ -207,6 +230,12 @@ static const struct option cli_opts[] = {
 	{ "dscp", required_argument, NULL, OPT_DSCP },
 	{ "dns-resolver", required_argument, NULL, OPT_DNS_RESOLVER },
 	{ "pcap-file", required_argument, NULL, OPT_PCAP_FILE },
+	{ "tls", no_argument, NULL, OPT_TLS },
+	{ "ca", required_argument, NULL, OPT_CA },
+	{ "insecure", no_argument, NULL, OPT_INSECURE },
+	{ "psk-file", required_argument, NULL, OPT_PSK_FILE },
+	{ "servers", required_argument, NULL, OPT_SERVERS },
+	{ "server-list", required_argument, NULL, OPT_SERVER_LIST },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
@@ -256,6 +285,35 @@ static int cli_lab_opt(int c, struct lab_config *lab)
 	return 0;
 }
 
+/* Applies one control-channel security option; 0 if not one of them. */
+static int cli_secure_opt(int c, struct client_config *cfg)
+{
+	switch (c) {
+	case OPT_TLS:
+		cfg->tls = 1;
+		return 1;
+	case OPT_CA:
+		cfg->tls_ca = optarg;
+		return 1;
+	case OPT_INSECURE:
+		cfg->tls_insecure = 1;
+		return 1;
+	case OPT_PSK_FILE:
+		cfg->psk_file = optarg;
+		return 1;
+	}
+	return 0;
+}
+
+/* --ca and --insecure only mean something with --tls, and contradict each other. */
+static void cli_check_secure(const struct client_config *cfg)
+{
+	if ((cfg->tls_ca || cfg->tls_insecure) && !cfg->tls)
+		cli_bad("--ca and --insecure need --tls", NULL);
+	if (cfg->tls_ca && cfg->tls_insecure)
+		cli_bad("--ca and --insecure cannot be combined", NULL);
+}
+
 /* Parses argv; *is_lab says which command. Exits on bad usage, -h and -V. */
 static void cli_parse(int argc, char **argv, struct client_config *cfg, struct lab_config *lab,
 		      int *is_lab)
@@ -283,10 +341,22 @@ static void cli_parse(int argc, char **argv, struct client_config *cfg, struct l
 			continue;
 		if (*is_lab && cli_lab_opt(c, lab))
 			continue;
+		if (!*is_lab && cli_secure_opt(c, cfg))
+			continue;
 		cli_bad("unknown option", argv[optind - 1]);
 	}
+	cli_check_secure(cfg);
 	if (*is_lab && optind < argc)
 		cli_bad("unexpected argument", argv[optind]);
+	if (cfg->servers && cfg->server_list)
+		cli_bad("--servers and --server-list cannot be combined", NULL);
+	if (*is_lab && (cfg->servers || cfg->server_list))
+		cli_bad("the lab runs its own server: --servers and --server-list do not apply", NULL);
+	if (!*is_lab && (cfg->servers || cfg->server_list)) {
+		if (optind < argc)
+			cli_bad("give either SERVER or --servers/--server-list, not both", argv[optind]);
+		return;
+	}
 	if (!*is_lab) {
 		if (optind >= argc)
 			cli_bad("missing SERVER (or use: bloatmeter lab)", NULL);
@@ -362,6 +432,47 @@ static int cli_lab(struct client_config *cfg, const struct lab_config *lcfg, str
 	return rc;
 }
 
+/* Parses --servers or --server-list (a bad list is bad usage: exit 2); NULL without either. */
+static struct fleet *cli_fleet(const struct client_config *cfg)
+{
+	char err[1024];
+	struct fleet *f;
+	int rc;
+
+	if (cfg->servers == NULL && cfg->server_list == NULL)
+		return NULL;
+	f = malloc(sizeof(*f));
+	if (f == NULL)
+		fatalx("out of memory");
+	fleet_init(f);
+	rc = cfg->servers ? fleet_parse_list(f, cfg->servers, cfg->port, err, sizeof(err))
+			  : fleet_load_file(f, cfg->server_list, cfg->port, err, sizeof(err));
+	if (rc < 0) {
+		free(f);
+		cli_bad(cfg->servers ? "invalid --servers" : "invalid --server-list", err);
+	}
+	return f;
+}
+
+/* Races the candidates' idle RTTs and points cfg at the winner. 0, or 1 after one sentence. */
+static int cli_choose(struct client_config *cfg, struct fleet *fleet)
+{
+	struct fleet_timing t = fleet_timing_default();
+	char err[1024];
+	int i = fleet_measure(fleet, &t, err, sizeof(err));
+
+	if (i < 0) {
+		log_error("%s", err);
+		return 1;
+	}
+	/* The test connects to the address that was timed (a name with several addresses could
+	 * resolve to another one) and checks a TLS certificate against the name as listed. */
+	cfg->server = fleet->cand[i].host;
+	cfg->server_addr = fleet->cand[i].numeric;
+	cfg->port = fleet->cand[i].port;
+	return 0;
+}
+
 int cli_main(int argc, char **argv)
 {
 	struct client_config cfg;
@@ -370,12 +481,14 @@ int cli_main(int argc, char **argv)
 		.down_buffer_ms = 100, .up_buffer_ms = 100,
 	};
 	struct test_result res;
+	struct fleet *fleet;
 	int is_lab, rc;
 
 	if (argc > 1 && strcmp(argv[1], "analyze") == 0)
 		return analyze_main(argc - 1, argv + 1);
 	config_defaults(&cfg);
 	cli_parse(argc, argv, &cfg, &lab, &is_lab);
+	fleet = cli_fleet(&cfg);
 	log_init("bloatmeter", cfg.verbose >= 2 ? LOG_LVL_DEBUG
 			       : cfg.verbose   ? LOG_LVL_INFO
 			       : cfg.quiet     ? LOG_LVL_ERROR : LOG_LVL_WARN);
@@ -390,11 +503,15 @@ int cli_main(int argc, char **argv)
 	if (is_lab) {
 		rc = cli_lab(&cfg, &lab, &res);
 	} else {
+		rc = fleet ? cli_choose(&cfg, fleet) : 0;
 		result_init(&res, &cfg);
-		rc = cli_measure(&cfg, &res);
+		res.fleet = fleet;
+		if (rc == 0)
+			rc = cli_measure(&cfg, &res);
 	}
 	if (rc == 0)
 		rc = cli_output(&res);
 	result_free(&res);
+	free(fleet);
 	return rc;
 }

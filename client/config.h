@@ -18,6 +18,10 @@ enum probe_kind {
 
 struct client_config {
 	const char *server;       /* host name or address */
+	const char *servers;      /* --servers LIST: candidates, the lowest idle RTT is used */
+	const char *server_list;  /* --server-list FILE: the same, one per line */
+	const char *server_addr;  /* the numeric address chosen from those for server (which
+				   * stays the name, for TLS); NULL: resolve server */
 	uint16_t port;
 	enum phase_kind phases[PHASE_KINDS]; /* in run order */
 	int nphases;
@@ -43,6 +47,12 @@ struct client_config {
 	const char *pcap_file;    /* --pcap-file FILE: save the capture */
 	int quiet;                /* -q */
 	int verbose;
+	/* The control channel (measurement only): --tls, its trust anchors (--ca FILE, NULL: the
+	 * system store) or none at all (--insecure), and --psk-file FILE ("ID KEY"). */
+	int tls;
+	const char *tls_ca;
+	int tls_insecure;
+	const char *psk_file;
 };
 
 const char *phase_name(enum phase_kind k);

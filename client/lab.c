@@ -748,7 +748,9 @@ static int lab_read_child_report(int fd, const char *daemon, char *err, size_t e
 static int lab_start_daemon(struct lab *lab, char *err, size_t errlen)
 {
 	char port[8], nspath[PATH_MAX];
-	char *argv[] = { "bloatmeterd", "-p", port, lab->cfg.daemon_verbose ? "-v" : NULL, NULL };
+	/* Root in its own namespace, and root keeps cubic on the load flows. */
+	char *argv[] = { "bloatmeterd", "--allow-root", "yes", "-p", port,
+			 lab->cfg.daemon_verbose ? "-v" : NULL, NULL };
 	int pipefd[2], rc;
 	pid_t parent = getpid(), pid;
 

@@ -113,8 +113,38 @@ static void load_on_answer(struct load_flow *f, const struct record_hdr *h, int6
 	load_inflow_done(f, now - f->sent_ns, SAMPLE_OK);
 }
 
+/* Paces the open upload flows to share the server's max-rate (its welcome's max_rate_bps),
+ * as the server paces its download senders: SO_MAX_PACING_RATE, which Linux TCP enforces by
+ * itself since 4.13 (kernel commit 218af599fa63) and counts payload only. A server that
+ * announces a cap would otherwise throttle its reads, and our flows would look receive-window
+ * limited. Recomputed whenever a flow opens or closes. */
+static void load_pace_uploads(struct load *l)
+{
+	uint32_t v = UINT32_MAX; /* no cap */
+	int n = 0;
+
+	if (l->opts.max_rate_bps == 0)
+		return;
+	for (int i = 0; i < l->n; i++)
+		n += l->flows[i].up && l->flows[i].fd >= 0 && !l->flows[i].connecting;
+	if (n > 0) {
+		uint64_t share = l->opts.max_rate_bps / 8 / (uint64_t)n;
+
+		v = share == 0 ? 1 : share >= UINT32_MAX ? UINT32_MAX - 1 : (uint32_t)share;
+	}
+	for (int i = 0; i < l->n; i++) {
+		struct load_flow *f = &l->flows[i];
+
+		if (f->up && f->fd >= 0 && !f->connecting &&
+		    setsockopt(f->fd, SOL_SOCKET, SO_MAX_PACING_RATE, &v, sizeof(v)) < 0)
+			log_debug("SO_MAX_PACING_RATE: %s", strerror(errno));
+	}
+}
+
 static void load_flow_close(struct load_flow *f)
 {
+	int paced = f->up && f->fd >= 0 && !f->connecting;
+
 	if (f->fd < 0)
 		return;
 	if (f->up)
@@ -133,6 +163,8 @@ static void load_flow_close(struct load_flow *f)
 	close(f->fd);
 	f->fd = -1;
 	f->outstanding = 0; /* a request still out is dropped, not lost */
+	if (paced)
+		load_pace_uploads(f->l);
 }
 
 static int load_would_block(void)
@@ -498,6 +530,7 @@ struct load *load_start(struct event_base *base, const struct sockaddr_storage *
 		if (load_run_flow(l, base, &l->flows[i], token, err, errlen) < 0)
 			goto fail;
 	load_read_mss(l);
+	load_pace_uploads(l);
 	l->sample_ev = load_timer(l, LOAD_SAMPLE_NS, load_sample_callback);
 	if (l->opts.inflow_interval_ns > 0)
 		l->inflow_ev = load_timer(l, l->opts.inflow_interval_ns, load_inflow_callback);
@@ -530,6 +563,8 @@ static void load_connected_callback(evutil_socket_t fd, short what, void *arg)
 	} else if (load_run_flow(l, l->base, f, l->token, err, sizeof(err)) < 0) {
 		log_warnx("%s", err);
 		load_flow_close(f);
+	} else if (f->up) {
+		load_pace_uploads(l);
 	}
 }
 

@@ -21,6 +21,8 @@ struct load_opts {
 				     * one outstanding per flow */
 	int dscp;                   /* DSCP of the client's load sockets; -1 leaves the default */
 	int max_flows;              /* room for flows added with load_add_flow (0: none) */
+	uint64_t max_rate_bps;      /* the server's cap (welcome): upload flows are paced to
+				     * share it; 0 = none */
 };
 
 struct load_info {

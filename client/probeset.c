@@ -42,17 +42,6 @@ static int64_t interval_ns(const struct client_config *cfg, enum probe_kind k)
 	return (int64_t)(cfg->probe_interval_ms[k] * NS_PER_MS);
 }
 
-/* The address alone (no port), for ICMP targets. */
-static void ip_str(const struct sockaddr_storage *sa, char *buf, size_t len)
-{
-	const void *a = sa->ss_family == AF_INET6
-				? (const void *)&((const struct sockaddr_in6 *)sa)->sin6_addr
-				: (const void *)&((const struct sockaddr_in *)sa)->sin_addr;
-
-	if (inet_ntop(sa->ss_family, a, buf, (socklen_t)len) == NULL)
-		snprintf(buf, len, "?");
-}
-
 /* Marks ps unavailable with the reason as its note. */
 static void unavailable(struct probe_series *ps, const char *why)
 {
@@ -100,7 +89,7 @@ static void start_icmp(struct probeset *p, const struct client_config *cfg,
 	char addr[64], err[SERIES_NOTE_LEN];
 
 	set_port(&to, 0);
-	ip_str(&to, addr, sizeof(addr));
+	sock_ip_str((struct sockaddr *)&to, addr, sizeof(addr));
 	ps = result_add_series(r, "icmp", addr);
 	if (ps == NULL)
 		return;
@@ -111,7 +100,7 @@ static void start_icmp(struct probeset *p, const struct client_config *cfg,
 	}
 	if (!ri.has_gateway || sock_same_ip((struct sockaddr *)&ri.gateway, (struct sockaddr *)&to))
 		return; /* the server is on-link: the path has no separate first hop */
-	ip_str(&ri.gateway, addr, sizeof(addr));
+	sock_ip_str((struct sockaddr *)&ri.gateway, addr, sizeof(addr));
 	hop = result_add_series(r, "icmp_hop", addr);
 	if (hop == NULL)
 		return;

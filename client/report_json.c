@@ -8,12 +8,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "client/fleet.h"
 #include "common/fileio.h"
 #include "common/jsonb.h"
 #include "common/log.h"
 #include "common/util.h"
 
 #define NUM_MAX 48  /* longest formatted number, with room for %.17g */
+#define DEC_US 1    /* microseconds: 100 ns, the stamps' useful resolution */
 
 /* One cell of a sample row: a value and its decimals; NAN becomes null. */
 struct cell {
@@ -194,6 +196,20 @@ static json_object *json_sync(struct jb *b, const struct test_result *r)
 	return o;
 }
 
+/* The reflector's hold time in the phase's RTT window; null without replies. */
+static json_object *json_server_hold(struct jb *b, const struct stats_summary *s)
+{
+	json_object *o;
+
+	if (s->n == 0)
+		return NULL;
+	o = jb_obj(b);
+	jb_add(b, o, "p50", jb_num(b, s->p50, DEC_US));
+	jb_add(b, o, "p99", jb_num(b, s->p99, DEC_US));
+	jb_add(b, o, "max", jb_num(b, s->max, DEC_US));
+	return o;
+}
+
 static json_object *json_phase(struct jb *b, const struct test_result *r,
 			       const struct phase_result *ph)
 {
@@ -212,6 +228,7 @@ static json_object *json_phase(struct jb *b, const struct test_result *r,
 	jb_add(b, o, "rtt_ms", report_json_rtt(b, &ph->rtt_ms));
 	jb_add(b, o, "rtt_samples", jb_int(b, (int64_t)ph->rtt_ms.n));
 	jb_add(b, o, "jitter_ms", jb_num(b, ph->jitter_ms, DEC_MS));
+	jb_add(b, o, "server_hold_us", json_server_hold(b, &ph->server_hold_us));
 	jb_add(b, o, "flows", jb_pair(b, "down", jb_int(b, ph->flows_down), "up",
 				      jb_int(b, ph->flows_up)));
 	jb_add(b, o, "cpu_share",
@@ -281,6 +298,8 @@ static json_object *json_buffer_est(struct jb *b, const struct buffer_estimate *
 	      e->has_ci ? jb_pair(b, "low", jb_num(b, e->ci_low_bytes, DEC_INT), "high",
 				 jb_num(b, e->ci_high_bytes, DEC_INT))
 			: NULL);
+	jb_add(b, o, "ci95_resolution_ms",
+	       e->has_ci ? jb_num(b, e->resolution_ms, DEC_MS) : NULL);
 	jb_add(b, o, "unstable", jb_bool(b, e->unstable));
 	jb_add(b, o, "managed_queue", jb_bool(b, e->managed));
 	jb_add(b, o, "lower_bound_reason", e->lower_bound ? jb_str(b, e->lower_bound_why) : NULL);
@@ -453,6 +472,35 @@ static json_object *json_start_time(struct jb *b, const struct test_result *r)
 	return jb_str(b, buf);
 }
 
+/* How the server was chosen among several: every candidate's handshake RTTs or why it was
+ * unreachable, and the index of the one measured. */
+static json_object *json_server_selection(struct jb *b, const struct fleet *f)
+{
+	json_object *o = jb_obj(b), *a = jb_arr(b);
+
+	for (int i = 0; i < f->n; i++) {
+		const struct fleet_candidate *c = &f->cand[i];
+		json_object *e = jb_obj(b);
+
+		jb_add(b, e, "host", jb_str(b, c->host));
+		jb_add(b, e, "port", jb_int(b, c->port));
+		jb_add(b, e, "address", c->address[0] ? jb_str(b, c->address) : NULL);
+		jb_add(b, e, "rtt_ms", jb_num(b, c->median_ms, DEC_MS));
+		jb_add(b, e, "min_rtt_ms", jb_num(b, c->min_ms, DEC_MS));
+		jb_add(b, e, "samples", jb_int(b, c->samples));
+		jb_add(b, e, "failed", jb_int(b, c->failed));
+		jb_add(b, e, "error", c->error[0] ? jb_str(b, c->error) : NULL);
+		jb_push(b, a, e);
+	}
+	jb_add(b, o, "method", jb_str(b, "tcp_handshake_median"));
+	jb_add(b, o, "handshakes", jb_int(b, f->timing.samples));
+	jb_add(b, o, "spacing_ms", jb_int(b, f->timing.spacing_ms));
+	jb_add(b, o, "timeout_ms", jb_int(b, f->timing.timeout_ms));
+	jb_add(b, o, "chosen", jb_int(b, f->chosen));
+	jb_add(b, o, "candidates", a);
+	return o;
+}
+
 json_object *report_json(const struct test_result *r)
 {
 	struct jb b = { 0 };
@@ -461,6 +509,8 @@ json_object *report_json(const struct test_result *r)
 	jb_add(&b, o, "version", jb_str(&b, BM_VERSION));
 	jb_add(&b, o, "schema_version", jb_int(&b, REPORT_SCHEMA_VERSION));
 	jb_add(&b, o, "server", jb_str(&b, r->server_addr));
+	if (r->fleet)
+		jb_add(&b, o, "server_selection", json_server_selection(&b, r->fleet));
 	jb_add(&b, o, "server_version", jb_str(&b, r->server_version));
 	jb_add(&b, o, "start_time", json_start_time(&b, r));
 	jb_add(&b, o, "config", json_config(&b, &r->cfg));

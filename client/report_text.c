@@ -5,6 +5,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "client/fleet.h"
+
 /* Table layout: phase, goodput down/up, RTT min…max, loss, latency increase. */
 #define ROW_FMT "%-15s %11s %10s %12s %7s %7s %7s %7s %14s %11s\n"
 
@@ -417,9 +419,25 @@ static void text_details(const struct test_result *r, FILE *out)
 	}
 }
 
+/* With several candidate servers: which one was measured, and why that one. */
+static void text_fleet(const struct test_result *r, FILE *out)
+{
+	const struct fleet *f = r->fleet;
+	char name[FLEET_HOST_MAX + 16], clean[sizeof(name)], ms[24];
+
+	if (f == NULL || f->chosen < 0)
+		return;
+	fleet_entry_str(&f->cand[f->chosen], name, sizeof(name));
+	fprintf(out, "server: %s (lowest idle RTT %s ms of %d candidate%s)\n",
+		report_clean(name, clean, sizeof(clean)),
+		report_num(f->cand[f->chosen].median_ms, 2, ms, sizeof(ms)), f->n,
+		f->n == 1 ? "" : "s");
+}
+
 void report_text(const struct test_result *r, FILE *out)
 {
 	text_header(r, out);
+	text_fleet(r, out);
 	text_cc_errors(r, out);
 	fputc('\n', out);
 	text_phases(r, out);

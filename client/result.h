@@ -16,6 +16,8 @@
 
 #define RESULT_MAX_SERIES 12
 
+struct fleet;
+
 /* One UDP probe as the client saw it. Times are client CLOCK_MONOTONIC ns except srv_*. */
 struct probe_rec {
 	uint32_t seq;
@@ -131,6 +133,9 @@ struct phase_result {
 					* ramp stopped) */
 	struct series_phase probe[RESULT_MAX_SERIES]; /* indexed like test_result.series */
 	struct rpm_result rpm;
+	/* Server hold time (µs) of the UDP replies in the rtt_ms window: the reflector's own
+	 * share of every RTT (its socket queue and processing), from the stamps in each reply. */
+	struct stats_summary server_hold_us;
 };
 
 /* Buffer estimate for one direction of the bottleneck. */
@@ -145,6 +150,7 @@ struct buffer_estimate {
 	const char *method;        /* static string naming the method */
 	int has_ci;                /* 95 % moving-block bootstrap interval (1 s blocks) */
 	double ci_low_ms, ci_high_ms, ci_low_bytes, ci_high_bytes;
+	double resolution_ms;      /* one packet's time at the rate: added to ci_high (methods.md) */
 	int unstable;              /* the interval's half-width exceeds 20 % of ms */
 	int managed;               /* saturated, small queue, yet drops: an AQM hides the buffer */
 	const char *lower_bound_why; /* "never saturated", "receive window", "send buffer" */
@@ -212,6 +218,12 @@ struct test_result {
 
 	int lab;                       /* lab mode: truth is valid */
 	struct lab_truth truth;
+
+	const struct fleet *fleet;     /* --servers/--server-list: how the server was chosen (the
+					* caller owns it); NULL for a single server */
+
+	uint64_t server_max_rate_bps;  /* the server's bulk rate cap per direction (welcome);
+					* 0 = none */
 };
 
 void result_init(struct test_result *r, const struct client_config *cfg);

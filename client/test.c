@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,14 +12,18 @@
 
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
+#include <event2/bufferevent_ssl.h>
 
+#include "client/analysis.h"
 #include "client/ctrl.h"
 #include "client/load.h"
 #include "client/probeset.h"
+#include "common/auth.h"
 #include "common/clock.h"
 #include "common/frame.h"
 #include "common/log.h"
 #include "common/sock.h"
+#include "common/tls.h"
 #include "common/util.h"
 #include "probes/udp.h"
 
@@ -46,6 +51,7 @@ struct test {
 	socklen_t salen;
 	struct bufferevent *ctrl;
 	struct ctrl_welcome welcome;
+	struct auth_keys psk;      /* --psk-file's key (n = 0 without one) */
 	struct udp_probe *probe;
 	struct probeset *aux;      /* ICMP, DNS, new-connection probes (and capture) */
 	struct load_opts load_opts;
@@ -463,6 +469,32 @@ static void test_bye_timeout_callback(evutil_socket_t fd, short what, void *arg)
 	event_base_loopbreak(t->base);
 }
 
+static void test_map_upload_times(const struct test *t, struct tput_rec *out);
+
+/* Before bye, when the server takes it: the client's own figures for the server's list of
+ * recent tests (docs/protocol.md, summary). Every phase is over and the probes are stopped,
+ * so the analysis can run now, on a shallow copy with its own upload timeline: the real one
+ * runs later from the untouched raw series, with the server's final counts. Only figures that
+ * need no final count go in the message (no loss split). Best effort: a failure sends none. */
+static void test_send_summary(struct test *t)
+{
+	struct test_result *snap = malloc(sizeof(*snap));
+	struct tput_rec *up = malloc((t->res->nup + 1) * sizeof(*up));
+
+	if (snap != NULL && up != NULL) {
+		*snap = *t->res;
+		snap->probes = udp_probe_records(t->probe, &snap->nprobes);
+		test_map_upload_times(t, up);
+		snap->up = up;
+		snap->nseries = 0; /* the other probe kinds are not collected yet */
+		analysis_run(snap);
+		if (frame_put(bufferevent_get_output(t->ctrl), ctrl_summary(snap)) < 0)
+			log_debug("cannot queue the summary");
+	}
+	free(up);
+	free(snap);
+}
+
 /* Ends the schedule: stop probes (waiting for late replies), then say bye and wait for the
  * server's final stats. */
 static void test_finish(struct test *t)
@@ -473,6 +505,8 @@ static void test_finish(struct test *t)
 	udp_probe_stop(t->probe, PROBE_GRACE_NS);
 	/* The UDP grace has passed: late answers of the other kinds had it too. */
 	probeset_stop(t->aux, 0);
+	if (t->welcome.summary_ok)
+		test_send_summary(t);
 	if (frame_put(bufferevent_get_output(t->ctrl), ctrl_bye()) < 0) {
 		test_fail(t, "cannot send bye");
 		return;
@@ -507,22 +541,91 @@ static double test_total_s(const struct test *t)
 	return (double)ns / NS_PER_SEC;
 }
 
+/* --psk-file: its one key, read before anything goes on the network. */
+static int test_load_key(struct test *t, char *err, size_t errlen)
+{
+	char why[512];
+
+	if (t->cfg->psk_file == NULL)
+		return 0;
+	if (auth_load_keys(t->cfg->psk_file, 1, &t->psk, why, sizeof(why)) < 0) {
+		snprintf(err, errlen, "cannot use --psk-file: %s", why);
+		return -1;
+	}
+	return 0;
+}
+
+/* --tls: the TLS session on the connected control socket, the server's certificate checked
+ * against the name or address given on the command line (unless --insecure). */
+static SSL *test_tls(const struct client_config *cfg, int fd, char *err, size_t errlen)
+{
+	SSL_CTX *ctx;
+	SSL *ssl;
+
+	/* OpenSSL writes with write(2): a server that closes first must not kill us by SIGPIPE. */
+	if (signal(SIGPIPE, SIG_IGN) == SIG_ERR) {
+		snprintf(err, errlen, "cannot ignore SIGPIPE: %s", strerror(errno));
+		return NULL;
+	}
+	if (cfg->tls_insecure)
+		log_warnx("--insecure: the server's certificate is not checked; anyone on the path "
+			  "can read and change the control connection");
+	ctx = tls_client_ctx(cfg->tls_ca, cfg->tls_insecure, err, errlen);
+	if (ctx == NULL)
+		return NULL;
+	ssl = tls_client_connect(ctx, fd, cfg->server,
+				 clock_mono_ns() + (int64_t)HANDSHAKE_TIMEOUT_MS * NS_PER_MS, err,
+				 errlen);
+	SSL_CTX_free(ctx); /* the SSL keeps its own reference */
+	return ssl;
+}
+
+/* The control connection under libevent once the handshake is done: over TLS, a bufferevent
+ * on the same SSL, already open. Takes fd and ssl. */
+static struct bufferevent *test_ctrl_bev(struct test *t, int fd, SSL *ssl)
+{
+	struct bufferevent *bev;
+
+	if (ssl == NULL) {
+		bev = bufferevent_socket_new(t->base, fd, BEV_OPT_CLOSE_ON_FREE);
+		if (bev == NULL)
+			close(fd);
+		return bev;
+	}
+	bev = bufferevent_openssl_socket_new(t->base, fd, ssl, BUFFEREVENT_SSL_OPEN,
+					     BEV_OPT_CLOSE_ON_FREE);
+	/* On failure libevent has freed the SSL (BEV_OPT_CLOSE_ON_FREE) and may have closed fd:
+	 * closing it again could hit another descriptor, so at worst it leaks until exit. */
+	if (bev == NULL)
+		return NULL;
+	/* The server closes after its final stats without a TLS close_notify. */
+	bufferevent_openssl_set_allow_dirty_shutdown(bev, 1);
+	return bev;
+}
+
 /* Connects and performs the handshake; fills the cc and version parts of the result. */
 static int test_connect(struct test *t, char *err, size_t errlen)
 {
 	const struct client_config *cfg = t->cfg;
 	struct test_result *r = t->res;
+	struct ctrl_secure sec = { NULL, NULL };
 	int fd;
 
-	if (sock_resolve(cfg->server, cfg->port, SOCK_STREAM, &t->sa, &t->salen, err, errlen) < 0)
+	if (test_load_key(t, err, errlen) < 0)
+		return -1;
+	sec.psk = t->psk.n > 0 ? &t->psk.v[0] : NULL;
+	if (sock_resolve(cfg->server_addr ? cfg->server_addr : cfg->server, cfg->port, SOCK_STREAM,
+			 &t->sa, &t->salen, err, errlen) < 0)
 		return -1;
 	sock_addr_str((struct sockaddr *)&t->sa, r->server_addr, sizeof(r->server_addr));
 	fd = sock_connect_tcp(&t->sa, t->salen, CONNECT_TIMEOUT_MS, err, errlen);
 	if (fd < 0)
 		return -1;
 	(void)sock_set_nodelay(fd);
-	if (ctrl_handshake(fd, cfg->cc, (int)ceil(test_total_s(t)) + 10, HANDSHAKE_TIMEOUT_MS,
-			   &t->welcome, err, errlen) < 0) {
+	if ((cfg->tls && (sec.ssl = test_tls(cfg, fd, err, errlen)) == NULL) ||
+	    ctrl_handshake_secure(fd, &sec, cfg->cc, (int)ceil(test_total_s(t)) + 10,
+				  HANDSHAKE_TIMEOUT_MS, &t->welcome, err, errlen) < 0) {
+		SSL_free(sec.ssl);
 		close(fd);
 		return -1;
 	}
@@ -535,12 +638,12 @@ static int test_connect(struct test *t, char *err, size_t errlen)
 	if (cfg->flows > t->welcome.max_flows) {
 		snprintf(err, errlen, "the server allows at most %d flows per direction (asked %d)",
 			 t->welcome.max_flows, cfg->flows);
+		SSL_free(sec.ssl);
 		close(fd);
 		return -1;
 	}
-	t->ctrl = bufferevent_socket_new(t->base, fd, BEV_OPT_CLOSE_ON_FREE);
+	t->ctrl = test_ctrl_bev(t, fd, sec.ssl);
 	if (t->ctrl == NULL) {
-		close(fd);
 		snprintf(err, errlen, "cannot watch the control connection");
 		return -1;
 	}
@@ -569,17 +672,18 @@ static int test_start_probe(struct test *t, char *err, size_t errlen)
 
 /* Maps server timestamps of upload samples onto the client clock. The smallest
  * (client receive − server send) is the offset plus the shortest one-way delay; using it keeps
- * rates exact (they use server time differences) and aligns samples within that delay. */
-static void test_map_upload_times(struct test *t)
+ * rates exact (they use server time differences) and aligns samples within that delay.
+ * Writes the r->nup mapped samples to out (which may be r->up itself). */
+static void test_map_upload_times(const struct test *t, struct tput_rec *out)
 {
-	struct test_result *r = t->res;
+	const struct test_result *r = t->res;
 	int64_t off = INT64_MAX;
 
 	for (size_t i = 0; i < r->nup; i++)
 		if (r->up[i].t_ns - t->up_srv_t[i] < off)
 			off = r->up[i].t_ns - t->up_srv_t[i];
 	for (size_t i = 0; i < r->nup; i++)
-		r->up[i].t_ns = t->up_srv_t[i] + off;
+		out[i] = (struct tput_rec){ t->up_srv_t[i] + off, r->up[i].bytes };
 }
 
 /* Says plainly when the load did not use the requested congestion control. */
@@ -612,7 +716,7 @@ static void test_cleanup(struct test *t)
 		r->probes = udp_probe_free(t->probe, &r->nprobes);
 	}
 	probeset_finish(t->aux, r);
-	test_map_upload_times(t);
+	test_map_upload_times(t, t->res->up);
 	free(t->up_srv_t);
 	if (t->tick)
 		event_free(t->tick);
@@ -620,6 +724,7 @@ static void test_cleanup(struct test *t)
 		event_free(t->bye_timeout);
 	if (t->ctrl)
 		bufferevent_free(t->ctrl);
+	auth_keys_free(&t->psk);
 	if (t->base)
 		event_base_free(t->base);
 }
@@ -643,6 +748,9 @@ static void test_setup_load(struct test *t)
 	char addr[64];
 
 	t->load_opts.dscp = -1; /* load flows stay unmarked; --dscp is for probes */
+	/* A server's cap: our uploads pace to it, and the analysis reads a capped rate. */
+	t->load_opts.max_rate_bps = t->welcome.max_rate_bps;
+	t->res->server_max_rate_bps = t->welcome.max_rate_bps;
 	if (t->cfg->flows_auto) {
 		t->max_auto = t->welcome.max_flows < AUTO_MAX_FLOWS ? t->welcome.max_flows : AUTO_MAX_FLOWS;
 		t->load_opts.max_flows = 2 * t->max_auto;

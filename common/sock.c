@@ -334,20 +334,31 @@ static const struct in_addr *sock_v4(const struct sockaddr *sa)
 	return NULL;
 }
 
+void sock_ip_str(const struct sockaddr *sa, char *buf, size_t len)
+{
+	const struct in_addr *v4 = sock_v4(sa);
+	const char *ok = NULL;
+
+	if (v4)
+		ok = inet_ntop(AF_INET, v4, buf, (socklen_t)len);
+	else if (sa->sa_family == AF_INET6)
+		ok = inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)sa)->sin6_addr, buf,
+			       (socklen_t)len);
+	if (ok == NULL)
+		snprintf(buf, len, "?");
+}
+
 void sock_addr_str(const struct sockaddr *sa, char *buf, size_t len)
 {
-	char ip[INET6_ADDRSTRLEN] = "?";
-	const struct in_addr *v4 = sock_v4(sa);
+	char ip[INET6_ADDRSTRLEN];
 
-	if (v4) {
-		inet_ntop(AF_INET, v4, ip, sizeof(ip));
+	sock_ip_str(sa, ip, sizeof(ip));
+	if (sock_v4(sa))
 		snprintf(buf, len, "%s:%u", ip, sock_port(sa));
-	} else if (sa->sa_family == AF_INET6) {
-		inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)sa)->sin6_addr, ip, sizeof(ip));
+	else if (sa->sa_family == AF_INET6)
 		snprintf(buf, len, "[%s]:%u", ip, sock_port(sa));
-	} else {
+	else
 		snprintf(buf, len, "?");
-	}
 }
 
 int sock_same_ip(const struct sockaddr *a, const struct sockaddr *b)

@@ -70,7 +70,9 @@ int sock_connect_tcp(const struct sockaddr_storage *sa, socklen_t len, int timeo
 int sock_listen_tcp(const char *bind_addr, uint16_t port, char *err, size_t errlen);
 int sock_bind_udp(const char *bind_addr, uint16_t port, char *err, size_t errlen);
 
+/* "ip:port" / "[ip6]:port"; sock_ip_str gives the address alone (IPv4-mapped as IPv4). */
 void sock_addr_str(const struct sockaddr *sa, char *buf, size_t len);
+void sock_ip_str(const struct sockaddr *sa, char *buf, size_t len);
 /* True if both addresses are the same IP (IPv4-mapped IPv6 equals plain IPv4). */
 int sock_same_ip(const struct sockaddr *a, const struct sockaddr *b);
 /* Same client for per-client limits: the same IPv4 address (also IPv4-mapped), or the same

@@ -333,11 +333,8 @@ struct tcpconn_probe *tcpconn_probe_start(struct event_base *base,
 					  struct probe_series *out, char *err, size_t errlen)
 {
 	struct tcpconn_probe *p = calloc(1, sizeof(*p));
-	char target[SOCK_ADDRSTRLEN];
 	struct timeval now = { 0, 0 };
 
-	sock_addr_str((const struct sockaddr *)&cfg->server, target, sizeof(target));
-	series_init(out, "tcp_connect", target);
 	snprintf(out->method, sizeof(out->method), "tcp");
 	if (p == NULL) {
 		snprintf(err, errlen, "out of memory");

@@ -34,8 +34,8 @@ struct tcpconn_probe_config {
 struct tcpconn_probe;
 
 /* Adds the probe's events to base (the runner's, before runner_start); the first connection
- * starts when the loop runs. Initialises *out ("tcp_connect", the server address) and fills it
- * from the runner thread; read it only after runner_stop. Samples: rtt = connect start to the
+ * starts when the loop runs. Fills *out (which the caller initialised with series_init) from
+ * the runner thread; read it only after runner_stop. Samples: rtt = connect start to the
  * whole answer (SAMPLE_OK), aux = handshake in µs; refused or reset: SAMPLE_ERROR; no answer
  * within the timeout: SAMPLE_LOST. Samples still in flight when the runner stops stay
  * SAMPLE_PENDING until series_close(). On failure: NULL with err, and *out marked unavailable

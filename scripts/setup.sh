@@ -7,6 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 packages=(
 	build-essential cmake pkg-config            # toolchain
+	dpkg-dev                                    # cpack -G DEB: dpkg-shlibdeps computes Depends
 	libevent-dev libjson-c-dev libssl-dev libpcap-dev libcmocka-dev zlib1g-dev   # libraries
 	iproute2 nftables jq                        # the lab (namespaces, tbf, random loss)
 )
@@ -17,6 +18,7 @@ if [ "${1:-}" = "--test-tools" ]; then
 		clang libclang-rt-14-dev                    # libFuzzer targets
 		bind9-dnsutils                              # dig against the DNS responder
 		systemd                                     # systemd-analyze verify of the units
+		man-db                                      # man --warnings on the manual pages (groff)
 	)
 elif [ $# -gt 0 ]; then
 	echo "usage: scripts/setup.sh [--test-tools]" >&2

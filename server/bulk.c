@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "common/log.h"
 #include "common/sock.h"
 #include "common/util.h"
@@ -37,8 +38,26 @@ static void bulk_unlink(struct bulk_flow *f)
 	f->sess->nflows[f->dir == WIRE_DIR_UP]--;
 }
 
+/* A rate-limited session's download flows share max-rate equally (the kernel paces each
+ * socket, see limits_set_pacing); recomputed whenever one attaches or closes, so the
+ * session's total stays at the cap whatever the client's flow count. */
+static void bulk_pace(struct session *sess)
+{
+	uint64_t share = limits_pacing_share(sess->max_rate_bps, sess->nflows[0]);
+
+	if (sess->max_rate_bps == 0)
+		return;
+	for (struct bulk_flow *f = sess->flows; f; f = f->next)
+		if (f->dir == WIRE_DIR_DOWN && limits_set_pacing(f->fd, share) < 0)
+			log_debug("session %llu: SO_MAX_PACING_RATE on flow %u: %s",
+				  (unsigned long long)sess->id, f->flow_id, strerror(errno));
+}
+
 void bulk_close(struct bulk_flow *f)
 {
+	struct session *sess = f->sess;
+	int down = f->dir == WIRE_DIR_DOWN;
+
 	if (f->dir == WIRE_DIR_DOWN)
 		sock_tcp_totals_add(f->fd, &f->sess->down_closed);
 	if (f->requests || f->resp_dropped)
@@ -49,6 +68,8 @@ void bulk_close(struct bulk_flow *f)
 	event_free(f->ev);
 	close(f->fd);
 	free(f);
+	if (down)
+		bulk_pace(sess);
 }
 
 static int bulk_would_block(void)
@@ -126,6 +147,8 @@ static int bulk_read_requests(struct bulk_flow *f)
 {
 	ssize_t n = recv(f->fd, bulk_scratch, BULK_REQ_READ, 0);
 
+	if (n > 0)
+		f->active_ns = clock_mono_ns();
 	if (n > 0 && bulk_parse(f, bulk_scratch, (size_t)n) == 0)
 		return 0;
 	if (n < 0 && bulk_would_block())
@@ -149,6 +172,7 @@ static void bulk_send(struct bulk_flow *f)
 	if (n > 0) {
 		(void)record_writer_sent(&f->w, (size_t)n);
 		f->sess->down_tx_bytes += (uint64_t)n;
+		f->active_ns = clock_mono_ns();
 		return;
 	}
 	if (n < 0 && bulk_would_block())
@@ -168,15 +192,42 @@ static void bulk_send_callback(evutil_socket_t fd, short what, void *arg)
 		bulk_send(f);
 }
 
+/* Bytes a sink may read now: all it can hold, or what the session's upload bucket allows
+ * under max-rate (0: stop reading until the next tick; the client's sender then sees the
+ * receive window close, and reports its uploads receive-window limited). */
+static size_t bulk_sink_allowance(struct bulk_flow *f, int64_t now)
+{
+	double avail;
+
+	if (f->sess->max_rate_bps == 0)
+		return sizeof(bulk_scratch);
+	avail = limits_bucket_avail(&f->sess->up_bucket, now);
+	if (avail < 1)
+		return 0;
+	return avail < (double)sizeof(bulk_scratch) ? (size_t)avail : sizeof(bulk_scratch);
+}
+
 static void bulk_sink_callback(evutil_socket_t fd, short what, void *arg)
 {
 	struct bulk_flow *f = arg;
 
 	(void)bulk_flush_response(f);
 	for (int i = 0; i < 4; i++) { /* bounded: let other flows and timers run */
-		ssize_t n = recv(fd, bulk_scratch, sizeof(bulk_scratch), 0);
+		int64_t now = clock_mono_ns();
+		size_t want = bulk_sink_allowance(f, now);
+		ssize_t n;
 
+		if (want == 0) {
+			/* bulk_limits_tick adds the event again. */
+			if (event_del(f->ev) == 0)
+				f->throttled = 1;
+			return;
+		}
+		n = recv(fd, bulk_scratch, want, 0);
 		if (n > 0) {
+			f->active_ns = now;
+			if (f->sess->max_rate_bps > 0)
+				limits_bucket_charge(&f->sess->up_bucket, now, (double)n);
 			f->sess->up_rx_bytes += (uint64_t)n;
 			if (bulk_parse(f, bulk_scratch, (size_t)n) < 0) {
 				bulk_close(f);
@@ -226,6 +277,7 @@ int bulk_attach(struct session *sess, int fd, const struct wire_data_hello *h,
 		return -1;
 	}
 	f->fd = fd;
+	f->active_ns = clock_mono_ns();
 	f->dir = h->dir;
 	f->flow_id = h->flow_id;
 	f->sess = sess;
@@ -251,6 +303,8 @@ int bulk_attach(struct session *sess, int fd, const struct wire_data_hello *h,
 	f->next = sess->flows;
 	sess->flows = f;
 	sess->nflows[up]++;
+	if (!up)
+		bulk_pace(sess);
 	if (bulk_parse(f, pre, prelen) < 0) {
 		bulk_close(f);
 		return -1;
@@ -276,5 +330,28 @@ void bulk_tune(struct session *sess)
 		(void)sock_tune_notsent_lowat(f->fd);
 		if (sock_tcp_info(f->fd, &ti) == 0)
 			record_writer_set_size(&f->w, record_size_for_rate(ti.delivery_rate));
+	}
+}
+
+void bulk_limits_tick(struct session *sess, int64_t now_ns)
+{
+	int64_t idle = (int64_t)sess->srv->cfg->idle_timeout_s * NS_PER_SEC;
+	struct bulk_flow *f, *next;
+
+	for (f = sess->flows; f; f = next) {
+		next = f->next; /* closing f re-paces the others but frees only f */
+		if (now_ns - f->active_ns > idle) {
+			atomic_fetch_add(&sess->srv->counters.flows_idle, 1);
+			log_debug("session %llu: %s flow %u idle for %d s, closed",
+				  (unsigned long long)sess->id, f->dir == WIRE_DIR_UP ? "upload" : "download",
+				  f->flow_id, sess->srv->cfg->idle_timeout_s);
+			bulk_close(f);
+			continue;
+		}
+		if (f->throttled) {
+			f->throttled = 0;
+			if (event_add(f->ev, NULL) < 0)
+				bulk_close(f);
+		}
 	}
 }

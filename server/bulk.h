@@ -21,6 +21,8 @@ struct bulk_flow {
 	uint8_t resp_left;
 	uint64_t requests;             /* in-flow requests seen (echoed or answered) */
 	uint64_t resp_dropped;         /* upload: responses dropped because the socket was full */
+	int64_t active_ns;             /* last time a byte moved (idle-timeout) */
+	int throttled;                 /* upload: not reading, over the session's max-rate */
 	struct bulk_flow *next;
 };
 
@@ -36,5 +38,8 @@ void bulk_close(struct bulk_flow *f);
 void bulk_down_totals(const struct session *sess, struct tcp_totals *t);
 /* Re-tunes TCP_NOTSENT_LOWAT of the session's senders from their delivery rate. */
 void bulk_tune(struct session *sess);
+/* Every tick: closes the session's flows that moved no byte for idle-timeout, and lets
+ * sinks throttled by max-rate read again. */
+void bulk_limits_tick(struct session *sess, int64_t now_ns);
 
 #endif

@@ -41,15 +41,26 @@ static void connprobe_free(struct connprobe_conn *c, int abortive)
 }
 
 /* A refusal: counted, logged at debug level only (remote faults never flood the log). */
-static void connprobe_refuse(struct connprobe_conn *c, atomic_uint_least64_t *counter,
-			     const char *why)
+static void connprobe_count(atomic_uint_least64_t *counter, const struct sockaddr *peer,
+			    const char *why)
 {
 	char addr[SOCK_ADDRSTRLEN];
 
 	atomic_fetch_add(counter, 1);
-	sock_addr_str((struct sockaddr *)&c->peer, addr, sizeof(addr));
+	sock_addr_str(peer, addr, sizeof(addr));
 	log_debug("connect probe from %s refused: %s", addr, why);
+}
+
+static void connprobe_refuse(struct connprobe_conn *c, atomic_uint_least64_t *counter,
+			     const char *why)
+{
+	connprobe_count(counter, (struct sockaddr *)&c->peer, why);
 	connprobe_free(c, 1);
+}
+
+void connprobe_incomplete(struct server_ctx *srv, const struct sockaddr *peer)
+{
+	connprobe_count(&srv->counters.conn_probe_bad, peer, "no complete request in time");
 }
 
 /* The per-session limits: a fixed 1 s window for the rate and a cap on open connections.

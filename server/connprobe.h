@@ -26,5 +26,8 @@ enum connprobe_verdict connprobe_judge(struct server_ctx *srv, const uint8_t *bu
 /* Takes over a connection whose first bytes are the connect-probe magic (the request may be
  * partly buffered). Owns and frees bev. */
 void connprobe_start(struct server_ctx *srv, struct bufferevent *bev, const struct sockaddr *peer);
+/* Counts and logs a connection that began a connect probe but did not complete the request
+ * within the pending deadline (server.c holds connections until their first whole message). */
+void connprobe_incomplete(struct server_ctx *srv, const struct sockaddr *peer);
 
 #endif

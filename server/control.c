@@ -3,13 +3,16 @@
 #include "server/control.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <event2/buffer.h>
+#include <event2/bufferevent_ssl.h>
 
+#include "common/auth.h"
 #include "common/clock.h"
 #include "common/dns.h"
 #include "common/frame.h"
@@ -17,6 +20,7 @@
 #include "common/sock.h"
 #include "common/util.h"
 #include "server/bulk.h"
+#include "server/testring.h"
 
 #define STATS_INTERVAL_MS 100
 
@@ -24,6 +28,12 @@
 struct pending_ctrl {
 	struct server_ctx *srv;
 	struct sockaddr_storage peer;
+	/* With a psk-file (docs/protocol.md, "Authentication"): the hello held until its auth
+	 * answer, both nonces, and the key that answered. */
+	json_object *hello;
+	char snonce[AUTH_NONCE_HEX + 1];
+	char cnonce[AUTH_NONCE_HEX + 1];
+	const struct auth_key *key;
 };
 
 static void control_read_callback(struct bufferevent *bev, void *arg);
@@ -37,6 +47,28 @@ static int control_send(struct bufferevent *bev, json_object *msg)
 	return frame_put(bufferevent_get_output(bev), msg);
 }
 
+/* A connection we are closing after one reply: it lives at most LINGER_S from the reply, a
+ * fixed deadline (a read timeout would restart on every byte a peer trickles). */
+struct ctrl_linger {
+	struct bufferevent *bev;
+	struct event *deadline;
+};
+
+#define LINGER_S 2
+
+static void linger_free(struct ctrl_linger *l)
+{
+	if (l->deadline)
+		event_free(l->deadline);
+	bufferevent_free(l->bev);
+	free(l);
+}
+
+static void linger_deadline_callback(evutil_socket_t fd, short what, void *arg)
+{
+	linger_free(arg);
+}
+
 static void linger_read_callback(struct bufferevent *bev, void *arg)
 {
 	struct evbuffer *in = bufferevent_get_input(bev);
@@ -46,35 +78,62 @@ static void linger_read_callback(struct bufferevent *bev, void *arg)
 
 static void linger_event_callback(struct bufferevent *bev, short what, void *arg)
 {
-	bufferevent_free(bev);
+	linger_free(arg);
 }
 
 /* The reply is flushed: half-close, then discard what the peer still sends until it closes
- * or 2 s pass. Closing with unread input would send a reset that can destroy our reply in the
- * peer's receive queue before it reads it. */
+ * or the deadline. Closing with unread input would send a reset that can destroy our reply in
+ * the peer's receive queue before it reads it. */
 static void linger_write_callback(struct bufferevent *bev, void *arg)
 {
-	if (shutdown(bufferevent_getfd(bev), SHUT_WR) < 0) {
-		bufferevent_free(bev);
+	/* Over TLS our reply may still wait in the socket's buffer below the filter: no
+	 * half-close, which would cut it off; the peer closes once it has read, or time runs out. */
+	if (bufferevent_get_underlying(bev) == NULL && shutdown(bufferevent_getfd(bev), SHUT_WR) < 0) {
+		linger_free(arg);
 		return;
 	}
-	bufferevent_setcb(bev, linger_read_callback, NULL, linger_event_callback, NULL);
+	bufferevent_setcb(bev, linger_read_callback, NULL, linger_event_callback, arg);
 	bufferevent_enable(bev, EV_READ);
+}
+
+/* Takes over bev for its last moments: freed at the fixed deadline at the latest. NULL (bev
+ * freed) when out of memory or events. */
+static struct ctrl_linger *linger_new(struct bufferevent *bev)
+{
+	struct timeval tmo = { LINGER_S, 0 };
+	struct ctrl_linger *l = calloc(1, sizeof(*l));
+
+	bufferevent_set_timeouts(bev, NULL, NULL);
+	if (l == NULL) {
+		bufferevent_free(bev);
+		return NULL;
+	}
+	l->bev = bev;
+	l->deadline = evtimer_new(bufferevent_get_base(bev), linger_deadline_callback, l);
+	if (l->deadline == NULL || evtimer_add(l->deadline, &tmo) < 0) {
+		linger_free(l);
+		return NULL;
+	}
+	return l;
 }
 
 /* Sends one message and closes (public-server discipline: one reply, then close). */
 static void control_reply_and_close(struct bufferevent *bev, json_object *msg)
 {
-	struct timeval tmo = { 2, 0 };
 	struct evbuffer *in = bufferevent_get_input(bev);
+	struct ctrl_linger *l;
 
 	evbuffer_drain(in, evbuffer_get_length(in));
 	bufferevent_disable(bev, EV_READ);
-	bufferevent_setcb(bev, NULL, linger_write_callback, linger_event_callback, NULL);
+	l = linger_new(bev);
+	if (l == NULL) {
+		json_object_put(msg);
+		return;
+	}
+	bufferevent_setcb(bev, NULL, linger_write_callback, linger_event_callback, l);
 	bufferevent_setwatermark(bev, EV_WRITE, 0, 0);
-	bufferevent_set_timeouts(bev, &tmo, &tmo);
 	if (control_send(bev, msg) < 0 || bufferevent_enable(bev, EV_WRITE) < 0)
-		bufferevent_free(bev);
+		linger_free(l);
 }
 
 /* Sends one error reply and closes. */
@@ -109,11 +168,53 @@ struct session *control_find_session(struct server_ctx *srv, const uint8_t *toke
 	return NULL;
 }
 
+/* The earliest expected end (start + requested duration) among the running sessions, or
+ * only those of the client at peer (NULL: all); 0 when there are none. */
+static int64_t control_earliest_end(const struct server_ctx *srv, const struct sockaddr *peer)
+{
+	int64_t first = 0;
+
+	for (const struct session *s = srv->sessions; s; s = s->next)
+		if ((peer == NULL || sock_same_client((const struct sockaddr *)&s->peer, peer)) &&
+		    (first == 0 || s->end_ns < first))
+			first = s->end_ns;
+	return first;
+}
+
+/* Refuses a hello with busy and retry_after_s seconds (see limits_retry_after_s). */
+static void control_busy(struct server_ctx *srv, struct bufferevent *bev, int retry_after_s)
+{
+	json_object *busy = wire_ctrl_new("busy");
+
+	atomic_fetch_add(&srv->counters.sessions_refused, 1);
+	json_object_object_add(busy, "retry_after_s", json_object_new_int(retry_after_s));
+	control_reply_and_close(bev, busy);
+}
+
+/* The ended test's summary into the ring of recent tests, taken before its flows and table
+ * entry go (their counters are part of it), and its bytes into the daemon's totals. */
+static void control_record_test(struct session *s)
+{
+	struct server_ctx *srv = s->srv;
+	struct test_summary sum;
+
+	atomic_fetch_add(&srv->counters.bytes_down_done, s->down_tx_bytes);
+	atomic_fetch_add(&srv->counters.bytes_up_done, s->up_rx_bytes);
+	if (s->live != NULL && srv->tests != NULL) {
+		testlive_finish(s->live, s, session_table_probe_count(&srv->table, s->token),
+				clock_mono_ns(), &sum);
+		testring_push(srv->tests, &sum);
+	}
+	free(s->live);
+	s->live = NULL;
+}
+
 static void session_free(struct session *s)
 {
 	struct server_ctx *srv = s->srv;
 	struct session **pp = &srv->sessions;
 
+	control_record_test(s);
 	while (s->flows)
 		bulk_close(s->flows);
 	session_table_remove(&srv->table, s->token);
@@ -165,20 +266,53 @@ static json_object *session_stats(struct session *s, int final)
 	return msg;
 }
 
+/* A session is in use while it has flows, its probes arrive or its client writes on the
+ * control connection (during a test the client only says bye: an idle phase has only probes).
+ * Ends one unused for idle-timeout with an error; 1 if it did. */
+static int session_idle_check(struct session *s, int64_t now)
+{
+	uint64_t probes = session_table_probe_count(&s->srv->table, s->token);
+	json_object *msg;
+	struct bufferevent *bev = s->ctrl;
+
+	if (s->flows != NULL || probes != s->idle_probes) {
+		s->idle_probes = probes;
+		s->active_ns = now;
+		return 0;
+	}
+	if (now - s->active_ns <= (int64_t)s->srv->cfg->idle_timeout_s * NS_PER_SEC)
+		return 0;
+	atomic_fetch_add(&s->srv->counters.sessions_idle, 1);
+	log_info("session %llu: idle for %d s, ended", (unsigned long long)s->id,
+		 s->srv->cfg->idle_timeout_s);
+	msg = wire_ctrl_new("error");
+	json_object_object_add(msg, "reason", json_object_new_string("session idle for too long"));
+	s->ctrl = NULL;
+	control_reply_and_close(bev, msg);
+	session_free(s);
+	return 1;
+}
+
 /* Every 100 ms: push stats (the client's upload throughput comes from these) and enforce the
- * session deadline. */
+ * session deadline, the idle-timeout and the upload read limit. */
 static void session_tick_callback(evutil_socket_t fd, short what, void *arg)
 {
 	struct session *s = arg;
+	int64_t now = clock_mono_ns();
 
 	if (s->state != SESS_ACTIVE)
 		return;
-	if (clock_mono_ns() > s->deadline_ns) {
+	if (now > s->deadline_ns) {
 		log_info("session %llu reached its time limit", (unsigned long long)s->id);
 		session_free(s);
 		return;
 	}
+	bulk_limits_tick(s, now);
+	if (session_idle_check(s, now))
+		return;
 	bulk_tune(s);
+	if (s->live)
+		testlive_tick(s->live, s, now);
 	if (control_send(s->ctrl, session_stats(s, 0)) < 0)
 		session_free(s);
 }
@@ -204,6 +338,91 @@ static int control_probe_cc(const char *cc, char *used, size_t usedlen, char *wh
 		snprintf(used, usedlen, "unknown");
 	close(fd);
 	return ok;
+}
+
+static void pending_ctrl_free(struct pending_ctrl *pc)
+{
+	json_object_put(pc->hello);
+	free(pc);
+}
+
+/* The hello fields the client's MAC covers, as the hello has them; a hello without valid ones
+ * is refused by control_handle_hello after authentication, as without a psk-file. */
+static void control_auth_hello(json_object *hello, struct auth_hello *h)
+{
+	const char *cc;
+	int64_t d;
+
+	h->cc = wire_get_str(hello, "cc", 15, &cc) == 0 ? cc : "";
+	h->duration_s = wire_get_int(hello, "duration_s", 1, 86400, &d) == 0 ? d : 0;
+}
+
+/* One answer for every failed authentication (unknown id, wrong MAC, bad auth message), so
+ * it tells nothing about which ids exist; counted, the detail only at debug level. */
+static void control_auth_fail(struct pending_ctrl *pc, struct bufferevent *bev, const char *why)
+{
+	char addr[64];
+
+	atomic_fetch_add(&pc->srv->counters.auth_failed, 1);
+	sock_addr_str((struct sockaddr *)&pc->peer, addr, sizeof(addr));
+	log_debug("control: authentication from %s failed: %s", addr, why);
+	control_fail(bev, AUTH_FAILED_REASON);
+	pending_ctrl_free(pc);
+}
+
+/* psk-file set: hello → challenge, auth → (verified) the held hello goes on to the welcome.
+ * Returns 1 with *msg the hello to handle as usual (or, before any hello, the message that
+ * came instead, for the usual refusal); 0 when this consumed *msg (pc kept or freed). */
+static int control_auth(struct pending_ctrl *pc, struct bufferevent *bev, json_object **msg)
+{
+	struct auth_response r;
+	struct auth_hello h;
+
+	if (pc->hello == NULL) {
+		if (strcmp(wire_ctrl_type(*msg), "hello") != 0)
+			return 1;
+		if (auth_nonce(pc->snonce) < 0) {
+			json_object_put(*msg);
+			control_fail(bev, "server cannot create a session now");
+			pending_ctrl_free(pc);
+			return 0;
+		}
+		pc->hello = *msg;
+		*msg = NULL;
+		if (control_send(bev, auth_challenge_new(pc->snonce)) < 0) {
+			bufferevent_free(bev);
+			pending_ctrl_free(pc);
+		}
+		return 0;
+	}
+	if (auth_response_parse(*msg, &r) < 0) {
+		json_object_put(*msg);
+		control_auth_fail(pc, bev, "no valid auth message");
+		return 0;
+	}
+	json_object_put(*msg);
+	control_auth_hello(pc->hello, &h);
+	pc->key = auth_verify_response(pc->srv->psk, pc->snonce, &h, &r);
+	if (pc->key == NULL) {
+		control_auth_fail(pc, bev, auth_keys_find(pc->srv->psk, r.id) ? "wrong MAC"
+									: "unknown key id");
+		return 0;
+	}
+	log_debug("control: authenticated with key %s", pc->key->id);
+	memcpy(pc->cnonce, r.cnonce, sizeof(pc->cnonce));
+	*msg = pc->hello;
+	pc->hello = NULL;
+	return 1;
+}
+
+/* With a key: the welcome proves that the server holds it too; the client refuses a welcome
+ * without this proof, so removing the challenge on the path gains nothing. */
+static void control_auth_welcome(const struct pending_ctrl *pc, json_object *w, const char *token_hex)
+{
+	char mac[AUTH_MAC_HEX + 1];
+
+	if (pc->key != NULL && auth_server_mac(pc->key, pc->snonce, pc->cnonce, token_hex, mac) == 0)
+		json_object_object_add(w, "server_mac", json_object_new_string(mac));
 }
 
 /* Validates a hello and turns the pending connection into a session. */
@@ -233,16 +452,37 @@ static void control_handle_hello(struct pending_ctrl *pc, struct bufferevent *be
 	}
 	if (duration > cfg->max_duration_s) {
 		atomic_fetch_add(&srv->counters.sessions_refused, 1);
+		atomic_fetch_add(&srv->counters.sessions_refused_duration, 1);
 		control_fail(bev, "requested duration exceeds this server's limit");
 		return;
 	}
-	if (srv->nsessions >= cfg->max_sessions ||
-	    control_client_sessions(srv, (struct sockaddr *)&pc->peer) >= cfg->max_sessions_per_client) {
-		json_object *busy = wire_ctrl_new("busy");
-
+	/* A connection accepted just before SIGTERM may still say hello during the drain. */
+	if (srv->shutting_down) {
 		atomic_fetch_add(&srv->counters.sessions_refused, 1);
-		json_object_object_add(busy, "retry_after_s", json_object_new_int(10));
-		control_reply_and_close(bev, busy);
+		atomic_fetch_add(&srv->counters.sessions_refused_shutdown, 1);
+		control_fail(bev, "server shutting down");
+		return;
+	}
+	/* Busy: a slot frees when the first session in the way ends, which its requested
+	 * duration tells. */
+	if (srv->nsessions >= cfg->max_sessions) {
+		atomic_fetch_add(&srv->counters.sessions_refused_busy, 1);
+		control_busy(srv, bev, limits_retry_after_s(control_earliest_end(srv, NULL),
+							    clock_mono_ns(), 1, cfg->max_duration_s));
+		return;
+	}
+	if (control_client_sessions(srv, (struct sockaddr *)&pc->peer) >= cfg->max_sessions_per_client) {
+		atomic_fetch_add(&srv->counters.sessions_refused_per_client, 1);
+		control_busy(srv, bev,
+			     limits_retry_after_s(control_earliest_end(srv, (struct sockaddr *)&pc->peer),
+						  clock_mono_ns(), 1, cfg->max_duration_s));
+		return;
+	}
+	if (limits_admission_busy(srv->admission)) {
+		atomic_fetch_add(&srv->counters.sessions_refused_admission, 1);
+		control_busy(srv, bev, limits_retry_after_s(control_earliest_end(srv, NULL),
+							    clock_mono_ns(), LIMITS_ADMISSION_RETRY_MIN_S,
+							    LIMITS_ADMISSION_RETRY_MAX_S));
 		return;
 	}
 	s = calloc(1, sizeof(*s));
@@ -262,11 +502,23 @@ static void control_handle_hello(struct pending_ctrl *pc, struct bufferevent *be
 	s->start_ns = clock_mono_ns();
 	/* Grace beyond the asked duration covers connection set-up and drain. */
 	s->deadline_ns = s->start_ns + (duration + 30) * NS_PER_SEC;
+	s->end_ns = s->start_ns + duration * NS_PER_SEC;
+	s->active_ns = s->start_ns;
+	s->max_rate_bps = cfg->max_rate_bps;
+	/* A quarter second of reads at 1.25 × max-rate, at least 64 KiB: the sinks resume
+	 * every 100 ms tick, so a client that paces itself never meets the limit. */
+	limits_bucket_init(&s->up_bucket, LIMITS_UPLOAD_FACTOR * (double)cfg->max_rate_bps / 8,
+			   fmax(LIMITS_UPLOAD_FACTOR * (double)cfg->max_rate_bps / 8 / 4, 65536),
+			   s->start_ns);
 	s->ctrl = bev;
 	s->next = srv->sessions;
 	srv->sessions = s;
 	srv->nsessions++;
 	atomic_fetch_add(&srv->counters.sessions_total, 1);
+	/* Without memory for it the test runs, only its summary is not kept. */
+	s->live = calloc(1, sizeof(*s->live));
+	if (s->live)
+		testlive_init(s->live, s->start_ns, clock_real_ns());
 
 	w = wire_ctrl_new("welcome");
 	wire_token_to_hex(s->token, hex);
@@ -280,11 +532,15 @@ static void control_handle_hello(struct pending_ctrl *pc, struct bufferevent *be
 	if (!s->cc_ok)
 		json_object_object_add(w, "cc_error", json_object_new_string(why));
 	json_object_object_add(w, "max_flows", json_object_new_int(cfg->max_flows));
+	json_object_object_add(w, "max_rate_bps", json_object_new_int64((int64_t)s->max_rate_bps));
 	json_object_object_add(w, "udp_timestamps",
 			       json_object_new_string(srv->udp_ts_kernel ? "kernel" : "user"));
 	json_object_object_add(w, "dns_port", json_object_new_int(cfg->dns_port));
 	json_object_object_add(w, "dns_zone",
 			       json_object_new_string(cfg->dns_zone ? cfg->dns_zone : DNS_DEFAULT_ZONE));
+	control_auth_welcome(pc, w, hex);
+	/* This server accepts the client's `summary` message (older ones close on it). */
+	json_object_object_add(w, "summary", json_object_new_boolean(1));
 
 	bufferevent_setcb(bev, session_read_callback, NULL, session_event_callback, s);
 	bufferevent_set_timeouts(bev, NULL, NULL);
@@ -313,11 +569,13 @@ static void control_read_callback(struct bufferevent *bev, void *arg)
 
 	if (rc == 0)
 		return;
+	if (rc > 0 && pc->srv->psk != NULL && control_auth(pc, bev, &msg) == 0)
+		return;
 	if (rc < 0 || strcmp(wire_ctrl_type(msg), "hello") != 0) {
 		atomic_fetch_add(&pc->srv->counters.ctrl_bad, 1);
 		log_debug("control: %s", rc < 0 ? err : "expected hello");
 		control_fail(bev, rc < 0 ? err : "expected hello");
-		free(pc);
+		pending_ctrl_free(pc);
 		json_object_put(msg);
 		return;
 	}
@@ -333,7 +591,25 @@ static void control_event_callback(struct bufferevent *bev, short what, void *ar
 	if (what & BEV_EVENT_TIMEOUT)
 		atomic_fetch_add(&pc->srv->counters.ctrl_timeout, 1);
 	bufferevent_free(bev);
-	free(pc);
+	pending_ctrl_free(pc);
+}
+
+/* The client's own summary of its test (docs/protocol.md): kept, marked as client-reported,
+ * when it is valid and the first one; otherwise counted as bad and ignored, never a reason to
+ * end the test. */
+static void control_take_summary(struct session *s, json_object *msg)
+{
+	struct test_client_summary c;
+
+	if (s->live == NULL)
+		return; /* no memory to keep it */
+	if (s->live->reported.valid || testring_parse_summary(msg, &c) < 0) {
+		atomic_fetch_add(&s->srv->counters.ctrl_bad, 1);
+		log_debug("session %llu: summary ignored (%s)", (unsigned long long)s->id,
+			  s->live->reported.valid ? "a second one" : "invalid");
+		return;
+	}
+	s->live->reported = c;
 }
 
 static void session_read_callback(struct bufferevent *bev, void *arg)
@@ -347,6 +623,12 @@ static void session_read_callback(struct bufferevent *bev, void *arg)
 
 		if (rc == 0)
 			return;
+		s->active_ns = clock_mono_ns();
+		if (rc > 0 && strcmp(wire_ctrl_type(msg), "summary") == 0) {
+			control_take_summary(s, msg);
+			json_object_put(msg);
+			continue;
+		}
 		if (rc < 0 || strcmp(wire_ctrl_type(msg), "bye") != 0) {
 			atomic_fetch_add(&s->srv->counters.ctrl_bad, 1);
 			log_debug("session %llu: %s", (unsigned long long)s->id,
@@ -362,17 +644,32 @@ static void session_read_callback(struct bufferevent *bev, void *arg)
 		s->state = SESS_CLOSING;
 		while (s->flows)
 			bulk_close(s->flows);
-		(void)control_send(bev, session_stats(s, 1));
+		/* Callbacks first: a TLS bufferevent writes (and reports it) inside the send. */
 		bufferevent_disable(bev, EV_READ);
 		bufferevent_setcb(bev, NULL, session_write_done_callback, session_event_callback, s);
 		bufferevent_setwatermark(bev, EV_WRITE, 0, 0);
+		(void)control_send(bev, session_stats(s, 1));
 		return;
 	}
 }
 
 static void session_write_done_callback(struct bufferevent *bev, void *arg)
 {
-	session_free(arg);
+	struct session *s = arg;
+	struct ctrl_linger *l;
+
+	/* Over TLS the final stats may still wait below the filter, and freeing it now would
+	 * drop them: the connection lingers on its own until the client closes (or LINGER_S). */
+	if (bufferevent_get_underlying(bev) != NULL) {
+		s->ctrl = NULL;
+		l = linger_new(bev);
+		if (l != NULL) {
+			bufferevent_setcb(bev, linger_read_callback, NULL, linger_event_callback, l);
+			if (bufferevent_enable(bev, EV_READ) < 0)
+				linger_free(l);
+		}
+	}
+	session_free(s);
 }
 
 /* EOF, error or timeout on the control connection: the client is gone, so is the session. */
@@ -397,6 +694,15 @@ void control_start(struct server_ctx *srv, struct bufferevent *bev, const struct
 	pc->srv = srv;
 	memcpy(&pc->peer, peer, peer->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
 							     : sizeof(struct sockaddr_in));
+	/* tls-required: a plain control connection gets one error it can read, then a close. */
+	if (srv->cfg->tls_required && bufferevent_openssl_get_ssl(bev) == NULL) {
+		atomic_fetch_add(&srv->counters.ctrl_bad, 1);
+		log_debug("control: plain connection refused (tls-required)");
+		control_fail(bev, "this server accepts control connections only over TLS "
+				  "(bloatmeter --tls)");
+		pending_ctrl_free(pc);
+		return;
+	}
 	bufferevent_setcb(bev, control_read_callback, NULL, control_event_callback, pc);
 	control_read_callback(bev, pc);
 }

@@ -8,6 +8,7 @@
 
 #include <event2/event.h>
 
+#include "server/limits.h"
 #include "server/server.h"
 #include "server/session.h"
 
@@ -29,6 +30,22 @@ struct server_counters {
 	atomic_uint_least64_t dns_refused;     /* REFUSED: outside the zone, ANY, not class IN */
 	atomic_uint_least64_t dns_bad;         /* malformed: dropped, or FORMERR / NOTIMP */
 	atomic_uint_least64_t dns_ratelimited; /* dropped: the source was over its rate */
+	atomic_uint_least64_t conn_pending_refused; /* reset at accept: too many unclassified (in
+						     * all, or from that client) */
+	atomic_uint_least64_t udp_ratelimited; /* valid probes dropped: session over max-probe-rate */
+	atomic_uint_least64_t sessions_refused_admission; /* busy: host egress over the limit
+							    * (also in sessions_refused) */
+	atomic_uint_least64_t flows_idle;      /* data connections closed after idle-timeout */
+	atomic_uint_least64_t sessions_idle;   /* sessions ended after idle-timeout */
+	/* Refusals by reason (each also in sessions_refused), for /metrics (server/metrics.c). */
+	atomic_uint_least64_t sessions_refused_busy;       /* max-sessions reached */
+	atomic_uint_least64_t sessions_refused_per_client; /* max-sessions-per-client reached */
+	atomic_uint_least64_t sessions_refused_duration;   /* asked more than max-duration */
+	atomic_uint_least64_t sessions_refused_shutdown;   /* hello while shutting down */
+	atomic_uint_least64_t bytes_down_done; /* load bytes of ended sessions (live ones: sessions) */
+	atomic_uint_least64_t bytes_up_done;
+	atomic_uint_least64_t auth_failed;     /* psk-file set: unknown key id or wrong MAC */
+	atomic_uint_least64_t tls_failed;      /* TLS handshakes that failed or timed out */
 };
 
 struct server_ctx {
@@ -40,8 +57,19 @@ struct server_ctx {
 	struct session_table table;
 	struct server_counters counters;
 	int udp_ts_kernel;                   /* reflector receives with kernel timestamps */
+	int npending;                        /* connections not yet classified (server.c) */
+	struct pending_conn *pending;        /* their list, to count them per client */
+	struct limits_admission *admission;  /* host egress sampler; NULL = admission control off */
+	struct testring *tests;              /* recent tests and histograms (server/testring.h) */
+	int shutting_down;                   /* SIGTERM/SIGINT seen: /healthz says 503 */
+	int64_t start_ns;                    /* CLOCK_MONOTONIC at start-up, for the uptime */
+	/* Loaded at start-up from psk-file and tls-cert/tls-key (server.c); NULL when not set. */
+	struct auth_keys *psk;               /* every session must authenticate with one */
+	struct ssl_ctx_st *tls;              /* SSL_CTX for TLS control connections */
 };
 
-#define SERVER_HANDSHAKE_TIMEOUT_S 5 /* to classify a connection and complete its hello */
+/* The time to classify a connection and complete its hello is handshake-timeout
+ * (server_config.handshake_timeout_s, default LIMITS_DEFAULT_HANDSHAKE_S). */
+#define SERVER_HANDSHAKE_TIMEOUT_S LIMITS_DEFAULT_HANDSHAKE_S
 
 #endif

@@ -30,10 +30,29 @@ static void usage(FILE *f)
 		"      --dns-port N       UDP port of the authoritative DNS responder for the DNS\n"
 		"                         probe (default: PORT + 1; 0 turns it off)\n"
 		"      --dns-zone NAME    the zone it answers for (default %s)\n"
+		"      --user NAME        started as root: the user to run as once the ports are\n"
+		"                         bound (default: bloatmeter, if that user exists)\n"
+		"      --allow-root yes|no  keep running as root when no user is set (default no)\n"
+		"      --max-rate RATE    bulk rate per session and direction, bit/s with k/M/G\n"
+		"                         (e.g. 100M; default 0 = none)\n"
+		"      --max-probe-rate N UDP probes per second and session (default 2000)\n"
+		"      --handshake-timeout S  seconds to say hello (default 5)\n"
+		"      --idle-timeout S   close data connections and sessions idle this long\n"
+		"                         (default 30)\n"
+		"      --admission-interface IF  refuse new sessions while IF sends more than\n"
+		"      --admission-max-rate RATE  this many bit/s (default: off)\n"
+		"      --psk-file FILE    every session must authenticate with a pre-shared key from\n"
+		"                         FILE (lines \"ID KEY\", not readable by other users)\n"
+		"      --tls-cert FILE    TLS on control connections: certificate chain (PEM) ...\n"
+		"      --tls-key FILE     ... and its private key (PEM)\n"
+		"      --tls-required yes|no  refuse plain control connections (default no)\n"
+		"      --http-port N      HTTP port for /metrics, /healthz, /api/v1/tests and the\n"
+		"                         web dashboard (default 0 = off)\n"
+		"      --http-bind ADDR   its address (default 127.0.0.1; :: to publish it)\n"
 		"  -v, --verbose          more logging (twice for debug)\n"
 		"  -h, --help             this help\n"
 		"  -V, --version          print the version\n"
-		"SIGHUP reloads max-sessions, max-flows and max-duration from the file.\n",
+		"SIGHUP reloads the session, flow, duration, rate and timeout limits from the file.\n",
 		SRVCONFIG_DEFAULT_PATH, SERVER_DEFAULT_PORT, DNS_DEFAULT_ZONE);
 }
 
@@ -125,6 +144,11 @@ int main(int argc, char **argv)
 	/* The default file is optional; one named with -c must exist. */
 	if (srvconfig_build(path ? path : SRVCONFIG_DEFAULT_PATH, path == NULL, over, &cfg, err,
 			    sizeof(err)) < 0) {
+		fprintf(stderr, "bloatmeterd: %s\n", err);
+		return 2;
+	}
+	/* The key and certificate files are opened here too, so -n finds what start-up would. */
+	if (check && server_check_security(&cfg, err, sizeof(err)) < 0) {
 		fprintf(stderr, "bloatmeterd: %s\n", err);
 		return 2;
 	}

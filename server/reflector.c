@@ -26,6 +26,7 @@ size_t reflector_answer(struct session_table *t, struct server_counters *c, cons
 {
 	struct wire_probe p;
 	uint64_t count;
+	int ok;
 
 	if (wire_probe_decode(req, len, &p) < 0 || p.kind != WIRE_PROBE_REQ) {
 		atomic_fetch_add(&c->udp_bad, 1);
@@ -33,8 +34,15 @@ size_t reflector_answer(struct session_table *t, struct server_counters *c, cons
 	}
 	/* Never answer without a live token from the session's own address: no reflection
 	 * attacks, no amplification (the reply is never longer than the request). */
-	if (!session_table_count_probe(t, p.token, src, &count)) {
+	ok = session_table_count_probe(t, p.token, src, rx_ns, &count);
+	if (ok == 0) {
 		atomic_fetch_add(&c->udp_unknown, 1);
+		return 0;
+	}
+	/* Over max-probe-rate: the receive time is the bucket's clock (monotonic, and what a
+	 * fake clock in a test controls). */
+	if (ok < 0) {
+		atomic_fetch_add(&c->udp_ratelimited, 1);
 		return 0;
 	}
 	p.kind = WIRE_PROBE_REPLY;

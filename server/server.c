@@ -12,19 +12,25 @@
 
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
+#include <event2/bufferevent_ssl.h>
 #include <event2/thread.h>
 
+#include "common/auth.h"
 #include "common/clock.h"
 #include "common/frame.h"
 #include "common/log.h"
 #include "common/sock.h"
+#include "common/tls.h"
 #include "server/bulk.h"
 #include "server/connprobe.h"
 #include "server/control.h"
 #include "server/ctx.h"
 #include "server/dns.h"
+#include "server/http.h"
+#include "server/privdrop.h"
 #include "server/reflector.h"
 #include "server/srvconfig.h"
+#include "server/testring.h"
 
 /* What the signal callbacks need besides the shared context: the live configuration (srv.cfg
  * points at cfg; only this file changes it, on the event loop thread) and the listener. */
@@ -40,8 +46,80 @@ struct server_state {
 /* A connection whose first bytes have not yet told us what it is. */
 struct pending_conn {
 	struct server_ctx *srv;
+	struct bufferevent *bev;
+	struct event *deadline; /* absolute: a trickling peer cannot stretch it */
 	struct sockaddr_storage peer;
+	struct pending_conn *prev, *next; /* srv->pending */
 };
+
+/* At most this many connections may wait for their first message: every session's control
+ * and data connections arriving at once still fit (a client sends its first message with its
+ * handshake, so legitimate ones wait one round of the loop), but silent or trickling peers
+ * cannot hold an unbounded number of sockets and buffers (each may buffer one 64 KiB frame). */
+static int server_pending_max(const struct server_ctx *srv)
+{
+	return 4 * srv->cfg->max_sessions + 64;
+}
+
+/* A client (IPv4 address or IPv6 /64) without a running session may hold this many of them
+ * (a session's flows in both directions at once, plus some), so one source cannot fill the
+ * whole pending budget and lock everyone else out. A client with a session is exempt: its
+ * bursts (every flow of a phase at once, connect probes) are the test itself, and how many
+ * sessions one client may hold is limited already. */
+static int server_pending_client_max(const struct server_ctx *srv)
+{
+	return 2 * srv->cfg->max_flows + 16;
+}
+
+/* Is there room for one more pending connection from peer? The walks are bounded by
+ * max-sessions and by the global cap, which is checked first. */
+static int pending_admit(const struct server_ctx *srv, const struct sockaddr *peer)
+{
+	int n = 0, max = server_pending_client_max(srv);
+
+	if (srv->npending >= server_pending_max(srv))
+		return 0;
+	for (const struct session *s = srv->sessions; s; s = s->next)
+		if (sock_same_client((const struct sockaddr *)&s->peer, peer))
+			return 1;
+	for (const struct pending_conn *pc = srv->pending; pc && n < max; pc = pc->next)
+		n += sock_same_client((const struct sockaddr *)&pc->peer, peer);
+	return n < max;
+}
+
+/* Ends the pending stage: the connection was handed over (bev is then not ours) or dropped. */
+static void pending_free(struct pending_conn *pc, int free_bev)
+{
+	if (pc->prev)
+		pc->prev->next = pc->next;
+	else
+		pc->srv->pending = pc->next;
+	if (pc->next)
+		pc->next->prev = pc->prev;
+	pc->srv->npending--;
+	if (pc->deadline)
+		event_free(pc->deadline);
+	if (free_bev)
+		bufferevent_free(pc->bev);
+	free(pc);
+}
+
+/* Bytes a connection's first message takes, judged from its first 4 bytes: the data hello,
+ * the connect-probe request, or the control frame the length announces (a bad length is
+ * handed over at once, for control to answer with an error). Handing over only whole first
+ * messages keeps every unauthenticated connection under the pending cap and its deadline. */
+static size_t pending_need(const uint8_t *first4)
+{
+	size_t body;
+
+	if (wire_is_data_magic(first4, 4))
+		return WIRE_DATA_HELLO_LEN;
+	if (wire_is_connprobe_magic(first4, 4))
+		return WIRE_CONNPROBE_REQ_LEN;
+	if (wire_frame_peek(first4, 4, &body) == WIRE_FRAME_OK)
+		return WIRE_CTRL_HDR + body;
+	return 4;
+}
 
 /* Hands a data connection to its session once the 32-byte hello is complete. */
 static void server_attach_data(struct pending_conn *pc, struct bufferevent *bev)
@@ -80,38 +158,201 @@ static void server_attach_data(struct pending_conn *pc, struct bufferevent *bev)
 	bufferevent_free(bev);
 }
 
+/* A TLS handshake that failed or ran out of time: counted, logged only at debug level. */
+static void server_tls_failed(struct pending_conn *pc, const char *why)
+{
+	char addr[64];
+
+	atomic_fetch_add(&pc->srv->counters.tls_failed, 1);
+	sock_addr_str((struct sockaddr *)&pc->peer, addr, sizeof(addr));
+	log_debug("TLS handshake from %s failed: %s", addr, why);
+}
+
+/* Decrypted bytes of a TLS connection whose handshake is done: like a plain one, it leaves
+ * the pending stage (and its deadline) with its first whole control frame. */
+static void pending_tls_read_callback(struct bufferevent *bev, void *arg)
+{
+	struct pending_conn *pc = arg;
+	struct server_ctx *srv = pc->srv;
+	struct evbuffer *in = bufferevent_get_input(bev);
+	size_t avail = evbuffer_get_length(in), body;
+	const uint8_t *first;
+	struct sockaddr_storage peer = pc->peer;
+
+	if (avail < WIRE_CTRL_HDR)
+		return;
+	first = evbuffer_pullup(in, WIRE_CTRL_HDR);
+	if (first != NULL && wire_frame_peek(first, WIRE_CTRL_HDR, &body) == WIRE_FRAME_OK &&
+	    avail < WIRE_CTRL_HDR + body)
+		return;
+	pending_free(pc, 0);
+	control_start(srv, bev, (struct sockaddr *)&peer);
+}
+
+static void pending_tls_event_callback(struct bufferevent *bev, short what, void *arg)
+{
+	struct pending_conn *pc = arg;
+	unsigned long e;
+
+	/* Only now take decrypted bytes: the filter may deliver some inside the handshake's last
+	 * step, before it reports CONNECTED, and control must not see that event. */
+	if (what & BEV_EVENT_CONNECTED) {
+		bufferevent_setcb(bev, pending_tls_read_callback, NULL, pending_tls_event_callback, pc);
+		pending_tls_read_callback(bev, pc);
+		return;
+	}
+	e = bufferevent_get_openssl_error(bev);
+	server_tls_failed(pc, what & BEV_EVENT_TIMEOUT ? "timed out"
+			      : e ? tls_error_string(e) : "connection closed");
+	pending_free(pc, 1);
+}
+
+/* The connection began with a TLS handshake record: wrap its bufferevent in an OpenSSL filter
+ * in the accepting state. It stays pending, under the same deadline, until its first control
+ * frame is decrypted. */
+static void server_start_tls(struct pending_conn *pc, struct bufferevent *bev)
+{
+	struct server_ctx *srv = pc->srv;
+	struct timeval tmo = { srv->cfg->handshake_timeout_s, 0 };
+	struct evbuffer *held;
+	struct bufferevent *tb;
+	SSL *ssl;
+
+	if (srv->tls == NULL) {
+		/* Without a certificate the only answer would be a frame error a TLS client cannot
+		 * read; closing says as much. */
+		server_tls_failed(pc, "TLS is not configured (tls-cert)");
+		pending_free(pc, 1);
+		return;
+	}
+	/* The bytes already read are the ClientHello's start: hold them while the filter is set
+	 * up (it would otherwise run the handshake inside its constructor), then give them back
+	 * and let the filter's read callback run from the loop. */
+	held = evbuffer_new();
+	ssl = SSL_new(srv->tls);
+	if (held == NULL || ssl == NULL ||
+	    evbuffer_add_buffer(held, bufferevent_get_input(bev)) < 0) {
+		SSL_free(ssl);
+		if (held)
+			evbuffer_free(held);
+		pending_free(pc, 1);
+		return;
+	}
+	/* On failure the filter frees ssl (BEV_OPT_CLOSE_ON_FREE) but leaves bev to us. */
+	tb = bufferevent_openssl_filter_new(srv->base, bev, ssl, BUFFEREVENT_SSL_ACCEPTING,
+					    BEV_OPT_CLOSE_ON_FREE);
+	if (tb == NULL) {
+		evbuffer_free(held);
+		pending_free(pc, 1);
+		return;
+	}
+	pc->bev = tb;
+	/* The pending deadline bounds the handshake; later the filter's own read timeout
+	 * (cleared by control at the welcome) takes over what the socket's did. */
+	bufferevent_set_timeouts(bev, NULL, NULL);
+	bufferevent_openssl_set_allow_dirty_shutdown(tb, 1);
+	bufferevent_setwatermark(tb, EV_READ, 0, WIRE_CTRL_MAX + WIRE_CTRL_HDR);
+	bufferevent_setcb(tb, NULL, NULL, pending_tls_event_callback, pc);
+	/* A bufferevent's input is frozen at its end (only the bufferevent appends); the front is
+	 * ours, and the input is empty now. */
+	if (bufferevent_enable(tb, EV_READ) < 0 || bufferevent_set_timeouts(tb, &tmo, NULL) < 0 ||
+	    evbuffer_prepend_buffer(bufferevent_get_input(bev), held) < 0) {
+		evbuffer_free(held);
+		pending_free(pc, 1);
+		return;
+	}
+	evbuffer_free(held);
+	bufferevent_trigger(bev, EV_READ, BEV_TRIG_IGNORE_WATERMARKS | BEV_TRIG_DEFER_CALLBACKS);
+}
+
 static void pending_read_callback(struct bufferevent *bev, void *arg)
 {
 	struct pending_conn *pc = arg;
+	struct server_ctx *srv = pc->srv;
 	struct evbuffer *in = bufferevent_get_input(bev);
 	size_t avail = evbuffer_get_length(in);
+	const uint8_t *first;
+	struct sockaddr_storage peer;
 
 	if (avail < 4)
 		return;
-	if (wire_is_data_magic(evbuffer_pullup(in, 4), 4)) {
-		if (avail < WIRE_DATA_HELLO_LEN)
-			return;
+	first = evbuffer_pullup(in, 4);
+	if (first == NULL) {
+		pending_free(pc, 1);
+		return;
+	}
+	if (avail < pending_need(first))
+		return;
+	if (wire_is_data_magic(first, 4)) {
 		server_attach_data(pc, bev);
-		free(pc);
+		pending_free(pc, 0);
 		return;
 	}
-	if (wire_is_connprobe_magic(evbuffer_pullup(in, 4), 4)) {
-		connprobe_start(pc->srv, bev, (struct sockaddr *)&pc->peer);
-		free(pc);
+	if (tls_is_handshake(first, 4)) {
+		server_start_tls(pc, bev);
 		return;
 	}
-	control_start(pc->srv, bev, (struct sockaddr *)&pc->peer);
-	free(pc);
+	peer = pc->peer;
+	pending_free(pc, 0);
+	if (wire_is_connprobe_magic(first, 4))
+		connprobe_start(srv, bev, (struct sockaddr *)&peer);
+	else
+		control_start(srv, bev, (struct sockaddr *)&peer);
 }
 
 static void pending_event_callback(struct bufferevent *bev, short what, void *arg)
 {
+	pending_free(arg, 1); /* EOF or error before the first whole message */
+}
+
+static void pending_deadline_callback(evutil_socket_t fd, short what, void *arg)
+{
 	struct pending_conn *pc = arg;
 
-	if (what & BEV_EVENT_TIMEOUT)
+	struct evbuffer *in = bufferevent_get_input(pc->bev);
+	const uint8_t *first = evbuffer_get_length(in) >= 4 ? evbuffer_pullup(in, 4) : NULL;
+
+	if (bufferevent_openssl_get_ssl(pc->bev) != NULL)
+		server_tls_failed(pc, "no control frame within the handshake timeout");
+	else if (first != NULL && wire_is_connprobe_magic(first, 4))
+		connprobe_incomplete(pc->srv, (struct sockaddr *)&pc->peer);
+	else
 		atomic_fetch_add(&pc->srv->counters.ctrl_timeout, 1);
-	bufferevent_free(bev);
-	free(pc);
+	pending_free(pc, 1);
+}
+
+/* Takes a new connection into the pending stage; closes it when that fails. */
+static void pending_start(struct server_ctx *srv, int fd, const struct sockaddr_storage *peer)
+{
+	struct timeval tmo = { srv->cfg->handshake_timeout_s, 0 };
+	struct pending_conn *pc = calloc(1, sizeof(*pc));
+	struct bufferevent *bev = bufferevent_socket_new(srv->base, fd, BEV_OPT_CLOSE_ON_FREE);
+
+	if (pc == NULL || bev == NULL) {
+		free(pc);
+		if (bev)
+			bufferevent_free(bev);
+		else
+			close(fd);
+		return;
+	}
+	srv->npending++;
+	pc->srv = srv;
+	pc->bev = bev;
+	pc->peer = *peer;
+	pc->next = srv->pending;
+	if (pc->next)
+		pc->next->prev = pc;
+	srv->pending = pc;
+	pc->deadline = evtimer_new(srv->base, pending_deadline_callback, pc);
+	/* Bound what an unauthenticated peer can make us buffer. */
+	bufferevent_setwatermark(bev, EV_READ, 0, WIRE_CTRL_MAX + WIRE_CTRL_HDR);
+	/* The fixed deadline alone bounds this stage: a read timeout would restart on every
+	 * trickled byte. */
+	bufferevent_setcb(bev, pending_read_callback, NULL, pending_event_callback, pc);
+	if (pc->deadline == NULL || evtimer_add(pc->deadline, &tmo) < 0 ||
+	    bufferevent_enable(bev, EV_READ) < 0)
+		pending_free(pc, 1);
 }
 
 static void server_accept_callback(evutil_socket_t lfd, short what, void *arg)
@@ -122,9 +363,6 @@ static void server_accept_callback(evutil_socket_t lfd, short what, void *arg)
 		struct sockaddr_storage peer;
 		socklen_t plen = sizeof(peer);
 		int fd = accept4(lfd, (struct sockaddr *)&peer, &plen, SOCK_NONBLOCK | SOCK_CLOEXEC);
-		struct timeval tmo = { SERVER_HANDSHAKE_TIMEOUT_S, 0 };
-		struct pending_conn *pc;
-		struct bufferevent *bev;
 
 		if (fd < 0) {
 			/* EMFILE/ENFILE: leave the rest in the backlog instead of spinning. */
@@ -133,27 +371,15 @@ static void server_accept_callback(evutil_socket_t lfd, short what, void *arg)
 				log_warn("accept");
 			return;
 		}
-		(void)sock_set_nodelay(fd);
-		pc = calloc(1, sizeof(*pc));
-		bev = bufferevent_socket_new(srv->base, fd, BEV_OPT_CLOSE_ON_FREE);
-		if (pc == NULL || bev == NULL) {
-			free(pc);
-			if (bev)
-				bufferevent_free(bev);
-			else
-				close(fd);
+		if (!pending_admit(srv, (struct sockaddr *)&peer)) {
+			/* A reset, so the refusal leaves no TIME_WAIT state here. */
+			atomic_fetch_add(&srv->counters.conn_pending_refused, 1);
+			(void)sock_set_abortive_close(fd);
+			close(fd);
 			continue;
 		}
-		pc->srv = srv;
-		pc->peer = peer;
-		/* Bound what an unauthenticated peer can make us buffer. */
-		bufferevent_setwatermark(bev, EV_READ, 0, WIRE_CTRL_MAX + WIRE_CTRL_HDR);
-		bufferevent_set_timeouts(bev, &tmo, NULL);
-		bufferevent_setcb(bev, pending_read_callback, NULL, pending_event_callback, pc);
-		if (bufferevent_enable(bev, EV_READ) < 0) {
-			bufferevent_free(bev);
-			free(pc);
-		}
+		(void)sock_set_nodelay(fd);
+		pending_start(srv, fd, &peer);
 	}
 }
 
@@ -178,6 +404,15 @@ static void server_reload_restart_needed(const struct server_config *cur,
 		{ cur->dns_port != next->dns_port, "dns-port" },
 		{ !same_str(cur->dns_zone, next->dns_zone), "dns-zone" },
 		{ cur->verbose != next->verbose, "verbose" },
+		{ strcmp(cur->user, next->user) != 0, "user" },
+		{ cur->allow_root != next->allow_root, "allow-root" },
+		{ strcmp(cur->admission_if, next->admission_if) != 0, "admission-interface" },
+		{ cur->http_port != next->http_port, "http-port" },
+		{ strcmp(cur->http_bind, next->http_bind) != 0, "http-bind" },
+		{ strcmp(cur->psk_file, next->psk_file) != 0, "psk-file" },
+		{ strcmp(cur->tls_cert, next->tls_cert) != 0 ||
+			  strcmp(cur->tls_key, next->tls_key) != 0 ||
+			  cur->tls_required != next->tls_required, "tls-cert/tls-key/tls-required" },
 	};
 
 	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
@@ -186,6 +421,50 @@ static void server_reload_restart_needed(const struct server_config *cur,
 					      keys[i].name);
 	if (n > 0)
 		log_warnx("reload: %s changed; not applied, that needs a restart", list);
+}
+
+/* The limits a reload applies: max-rate to sessions that start from now on (a running one
+ * keeps the rate its welcome announced), the rest at once. */
+static void server_reload_limits(struct server_state *st, const struct server_config *next)
+{
+	struct server_config *cur = &st->cfg;
+	char rate[32], adm[32];
+
+	cur->max_rate_bps = next->max_rate_bps;
+	cur->max_probe_rate = next->max_probe_rate;
+	cur->handshake_timeout_s = next->handshake_timeout_s;
+	cur->idle_timeout_s = next->idle_timeout_s;
+	cur->admission_max_rate_bps = next->admission_max_rate_bps;
+	session_table_set_probe_rate(&st->srv.table, cur->max_probe_rate);
+	limits_admission_set_max(st->srv.admission, cur->admission_max_rate_bps);
+	limits_format_rate(cur->max_rate_bps, rate, sizeof(rate));
+	limits_format_rate(cur->admission_max_rate_bps, adm, sizeof(adm));
+	log_info("limits reloaded: max-rate %s, max-probe-rate %d/s, handshake-timeout %d s, "
+		 "idle-timeout %d s, admission-max-rate %s", rate, cur->max_probe_rate,
+		 cur->handshake_timeout_s, cur->idle_timeout_s, adm);
+}
+
+/* Admission control from the configuration: off without admission-interface; an interface
+ * whose counter cannot be read stops the start-up. 0 or -1 after one sentence. */
+static int server_start_admission(struct server_ctx *srv, const struct server_config *cfg)
+{
+	char err[160];
+
+	if (cfg->admission_if[0] == '\0') {
+		if (cfg->admission_max_rate_bps > 0)
+			log_warnx("admission-max-rate without admission-interface: admission control is off");
+		return 0;
+	}
+	srv->admission = limits_admission_start(srv->base, cfg->admission_if,
+						cfg->admission_max_rate_bps, err, sizeof(err));
+	if (srv->admission == NULL) {
+		log_error("%s", err);
+		return -1;
+	}
+	if (cfg->admission_max_rate_bps == 0)
+		log_warnx("admission-interface %s without admission-max-rate: nothing is refused "
+			  "until a reload sets one", cfg->admission_if);
+	return 0;
 }
 
 /* SIGHUP: builds the configuration again (file, then the same command-line overrides) and
@@ -212,6 +491,7 @@ static void server_reload(struct server_state *st)
 	cur->max_flows = next.max_flows;
 	cur->max_duration_s = next.max_duration_s;
 	cur->max_sessions_per_client = next.max_sessions_per_client;
+	server_reload_limits(st, &next);
 	log_info("configuration reloaded from %s: max-sessions %d, max-flows %d, max-duration %d s, "
 		 "max-sessions-per-client %d", next.config_loaded ? next.config_path : "defaults",
 		 cur->max_sessions, cur->max_flows, cur->max_duration_s, cur->max_sessions_per_client);
@@ -237,6 +517,7 @@ static void server_stop(struct server_state *st, int sig)
 		return;
 	}
 	log_info("signal %d: stopping, %d session(s) running", sig, st->srv.nsessions);
+	st->srv.shutting_down = 1; /* /healthz answers 503 from now on */
 	event_del(st->accept_ev);
 	/* Closing the listener now refuses new connections instead of leaving them queued. */
 	close(st->tcp_fd);
@@ -289,6 +570,108 @@ static int server_open(const struct server_config *cfg, int *tcp_fd, int *udp_fd
 	return 0;
 }
 
+/* The remote faults counted while running (DNS logs its own): at info level, once, so an
+ * operator and the hostile-input test can see what bad input arrived. */
+static void server_log_counters(struct server_counters *c)
+{
+	log_info("counters: sessions %llu, refused %llu; control bad %llu, timed out %llu; data bad %llu; "
+		 "connect probes %llu, bad %llu, limited %llu; UDP reflected %llu, bad %llu, unknown %llu; "
+		 "connections over the pending cap %llu",
+		 (unsigned long long)atomic_load(&c->sessions_total),
+		 (unsigned long long)atomic_load(&c->sessions_refused),
+		 (unsigned long long)atomic_load(&c->ctrl_bad),
+		 (unsigned long long)atomic_load(&c->ctrl_timeout),
+		 (unsigned long long)atomic_load(&c->data_bad),
+		 (unsigned long long)atomic_load(&c->conn_probes),
+		 (unsigned long long)atomic_load(&c->conn_probe_bad),
+		 (unsigned long long)atomic_load(&c->conn_probe_limited),
+		 (unsigned long long)atomic_load(&c->udp_reflected),
+		 (unsigned long long)atomic_load(&c->udp_bad),
+		 (unsigned long long)atomic_load(&c->udp_unknown),
+		 (unsigned long long)atomic_load(&c->conn_pending_refused));
+	log_info("limit counters: UDP over max-probe-rate %llu; refused by admission control %llu; "
+		 "idle-timeout: data connections %llu, sessions %llu",
+		 (unsigned long long)atomic_load(&c->udp_ratelimited),
+		 (unsigned long long)atomic_load(&c->sessions_refused_admission),
+		 (unsigned long long)atomic_load(&c->flows_idle),
+		 (unsigned long long)atomic_load(&c->sessions_idle));
+}
+
+static void server_security_free(struct auth_keys *psk, SSL_CTX *tls)
+{
+	if (psk != NULL) {
+		auth_keys_free(psk);
+		free(psk);
+	}
+	SSL_CTX_free(tls);
+}
+
+/* Loads what psk-file and tls-cert/tls-key name: the keys and an SSL_CTX, each NULL when not
+ * configured. 0, or -1 with one sentence in err. */
+static int server_security_load(const struct server_config *cfg, struct auth_keys **psk,
+				SSL_CTX **tls, char *err, size_t errlen)
+{
+	*psk = NULL;
+	*tls = NULL;
+	if ((cfg->tls_cert[0] != '\0') != (cfg->tls_key[0] != '\0')) {
+		snprintf(err, errlen, "tls-cert and tls-key go together: set both or neither");
+		return -1;
+	}
+	if (cfg->tls_required && cfg->tls_cert[0] == '\0') {
+		snprintf(err, errlen, "tls-required = yes needs tls-cert and tls-key");
+		return -1;
+	}
+	if (cfg->psk_file[0] != '\0') {
+		*psk = calloc(1, sizeof(**psk));
+		if (*psk == NULL) {
+			snprintf(err, errlen, "out of memory");
+			return -1;
+		}
+		if (auth_load_keys(cfg->psk_file, AUTH_MAX_KEYS, *psk, err, errlen) < 0) {
+			free(*psk);
+			*psk = NULL;
+			return -1;
+		}
+	}
+	if (cfg->tls_cert[0] != '\0' &&
+	    (*tls = tls_server_ctx(cfg->tls_cert, cfg->tls_key, err, errlen)) == NULL) {
+		server_security_free(*psk, NULL);
+		*psk = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+int server_check_security(const struct server_config *cfg, char *err, size_t errlen)
+{
+	struct auth_keys *psk;
+	SSL_CTX *tls;
+
+	if (server_security_load(cfg, &psk, &tls, err, errlen) < 0)
+		return -1;
+	server_security_free(psk, tls);
+	return 0;
+}
+
+/* Says what protects the control channel, and how often that refused someone. */
+static void server_log_security(const struct server_ctx *srv, int stopped)
+{
+	const struct server_config *cfg = srv->cfg;
+
+	if (stopped && (srv->psk != NULL || srv->tls != NULL))
+		log_info("security counters: authentication failed %llu, TLS handshakes failed %llu",
+			 (unsigned long long)atomic_load(&srv->counters.auth_failed),
+			 (unsigned long long)atomic_load(&srv->counters.tls_failed));
+	if (stopped)
+		return;
+	if (srv->psk != NULL)
+		log_info("pre-shared keys: %zu from %s; every session must authenticate",
+			 srv->psk->n, cfg->psk_file);
+	if (srv->tls != NULL)
+		log_info("TLS control connections with %s (%s)", cfg->tls_cert,
+			 cfg->tls_required ? "required" : "plain ones accepted too");
+}
+
 int server_run(const struct server_config *cfg)
 {
 	static const int sigs[3] = { SIGINT, SIGTERM, SIGHUP };
@@ -296,7 +679,10 @@ int server_run(const struct server_config *cfg)
 	struct server_ctx *srv;
 	struct reflector *refl = NULL;
 	struct dns_responder *dns = NULL;
+	struct http_server *http = NULL;
 	struct event *sig[3] = { NULL, NULL, NULL };
+	struct privdrop pd;
+	char perr[SRVCONFIG_ERR_MAX];
 	int udp_fd, dns_fd, rc = 1, ok;
 
 	/* On the heap: the state holds the configuration's string storage, over 1 KiB. */
@@ -309,20 +695,58 @@ int server_run(const struct server_config *cfg)
 	srv->cfg = &st->cfg;
 	cfg = &st->cfg;
 	st->tcp_fd = -1;
+	srv->start_ns = clock_mono_ns();
 	signal(SIGPIPE, SIG_IGN);
 	if (evthread_use_pthreads() < 0 || session_table_init(&srv->table, cfg->max_sessions) < 0) {
 		log_error("cannot initialise the server");
 		free(st);
 		return 1;
 	}
-	if (server_open(cfg, &st->tcp_fd, &udp_fd, &dns_fd) < 0) {
+	session_table_set_probe_rate(&srv->table, cfg->max_probe_rate);
+	/* Who to run as is settled before binding, so a refusal binds nothing. */
+	if (privdrop_prepare(cfg->user, cfg->allow_root, &pd, perr, sizeof(perr)) < 0) {
+		log_error("%s", perr);
 		session_table_free(&srv->table);
 		free(st);
 		return 1;
 	}
-	srv->base = event_base_new();
-	if (srv->base == NULL) {
-		log_error("cannot create the event loop");
+	/* Key files are read before privileges go: they are usually root's, mode 0600 or 0640. */
+	if (server_security_load(cfg, &srv->psk, &srv->tls, perr, sizeof(perr)) < 0) {
+		log_error("%s", perr);
+		session_table_free(&srv->table);
+		free(st);
+		return 1;
+	}
+	if (server_open(cfg, &st->tcp_fd, &udp_fd, &dns_fd) < 0) {
+		session_table_free(&srv->table);
+		server_security_free(srv->psk, srv->tls);
+		free(st);
+		return 1;
+	}
+	/* Recent tests for the HTTP API and /metrics (about 70 KiB), kept even without HTTP. */
+	srv->tests = calloc(1, sizeof(*srv->tests));
+	if (srv->tests != NULL)
+		testring_init(srv->tests);
+	srv->base = srv->tests ? event_base_new() : NULL;
+	if (srv->base == NULL || server_start_admission(srv, cfg) < 0) {
+		if (srv->base == NULL)
+			log_error("cannot create the event loop");
+		close(udp_fd);
+		if (dns_fd >= 0)
+			close(dns_fd);
+		goto out;
+	}
+	/* The HTTP listener binds its own port here, before the privilege drop. */
+	if (cfg->http_port != 0 && (http = http_start(srv)) == NULL) {
+		close(udp_fd);
+		if (dns_fd >= 0)
+			close(dns_fd);
+		goto out;
+	}
+	/* Every socket is bound and no thread runs yet: the moment to give up root (see
+	 * server/privdrop.h). A listener added later must be bound above this line. */
+	if (privdrop_apply(&pd, perr, sizeof(perr)) < 0) {
+		log_error("%s", perr);
 		close(udp_fd);
 		if (dns_fd >= 0)
 			close(dns_fd);
@@ -348,6 +772,7 @@ int server_run(const struct server_config *cfg)
 		 srv->udp_ts_kernel ? "kernel" : "user-space");
 	if (cfg->config_loaded)
 		log_info("configuration from %s", cfg->config_path);
+	server_log_security(srv, 0);
 	rc = event_base_dispatch(srv->base) < 0 ? 1 : 0;
 	control_close_all(srv);
 out:
@@ -362,9 +787,17 @@ out:
 		event_free(st->accept_ev);
 	if (st->drain)
 		event_free(st->drain);
+	limits_admission_stop(srv->admission);
+	http_stop(http);
 	if (srv->base)
 		event_base_free(srv->base);
 	session_table_free(&srv->table);
+	if (rc == 0)
+		server_log_counters(&srv->counters);
+	if (rc == 0)
+		server_log_security(srv, 1);
+	server_security_free(srv->psk, srv->tls);
+	free(srv->tests);
 	free(st);
 	if (rc == 0)
 		log_info("stopped");

@@ -2,6 +2,7 @@
 #ifndef BM_SERVER_H
 #define BM_SERVER_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 struct server_config {
@@ -25,6 +26,31 @@ struct server_config {
 	int config_optional;
 	int config_loaded;
 	const char *const *overrides;
+	/* Who to run as once the sockets are bound when started as root (server/privdrop.c):
+	 * user "" = not set; allow_root: staying root is allowed. */
+	char user[64];
+	int allow_root;
+	/* Limits (server/limits.h): bulk rate per session and direction (bit/s, 0 = none), UDP
+	 * probe requests per second and session, seconds to classify a connection and say hello,
+	 * seconds without traffic before a data connection or session is closed, and admission
+	 * control (admission_if "" = off; refuse sessions while its egress exceeds the rate). */
+	uint64_t max_rate_bps;
+	int max_probe_rate;
+	int handshake_timeout_s;
+	int idle_timeout_s;
+	char admission_if[16];
+	uint64_t admission_max_rate_bps;
+	/* Control-channel security (docs/bloatmeterd.conf.md): the pre-shared-key file, the TLS
+	 * certificate chain and key (PEM), "" = not set; tls_required: plain control connections
+	 * are refused. The parser checks only their form; server_check_security opens them. */
+	char psk_file[256];
+	char tls_cert[256];
+	char tls_key[256];
+	int tls_required;
+	/* HTTP listener for /metrics, /healthz, the API and the dashboard (server/http.h): its
+	 * port (0 = off) and address (default 127.0.0.1: the operator's, not the public's). */
+	uint16_t http_port;
+	char http_bind[256];
 };
 
 #define SERVER_DEFAULT_PORT 4750
@@ -34,5 +60,8 @@ struct server_config {
  * SERVER_DRAIN_S seconds; SIGHUP reloads the run-time limits from cfg->config_path. Returns 0
  * on a clean stop, 1 if start-up failed. */
 int server_run(const struct server_config *cfg);
+/* Opens what psk-file and tls-cert/tls-key name and checks it (what start-up and -n do):
+ * 0, or -1 with one sentence in err. */
+int server_check_security(const struct server_config *cfg, char *err, size_t errlen);
 
 #endif

@@ -42,6 +42,9 @@ int session_table_add(struct session_table *t, const uint8_t *token, const struc
 			memset(&t->e[i], 0, sizeof(t->e[i]));
 			t->e[i].used = 1;
 			memcpy(t->e[i].token, token, WIRE_TOKEN_LEN);
+			/* Full from time 0: the reflector's clock is the probes' receive time. */
+			limits_bucket_init(&t->e[i].probes, t->probe_rate,
+					   limits_probe_burst(t->probe_rate), 0);
 			memcpy(&t->e[i].client, client,
 			       client->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
 							     : sizeof(struct sockaddr_in));
@@ -64,8 +67,19 @@ void session_table_remove(struct session_table *t, const uint8_t *token)
 	pthread_mutex_unlock(&t->lock);
 }
 
+void session_table_set_probe_rate(struct session_table *t, int per_s)
+{
+	pthread_mutex_lock(&t->lock);
+	t->probe_rate = per_s > 0 ? per_s : 0;
+	for (int i = 0; i < t->cap; i++)
+		if (t->e[i].used)
+			limits_bucket_set(&t->e[i].probes, t->probe_rate,
+					  limits_probe_burst(t->probe_rate));
+	pthread_mutex_unlock(&t->lock);
+}
+
 int session_table_count_probe(struct session_table *t, const uint8_t *token,
-			      const struct sockaddr *src, uint64_t *count)
+			      const struct sockaddr *src, int64_t now_ns, uint64_t *count)
 {
 	struct reflect_entry *e;
 	int ok = 0;
@@ -73,8 +87,11 @@ int session_table_count_probe(struct session_table *t, const uint8_t *token,
 	pthread_mutex_lock(&t->lock);
 	e = table_find(t, token);
 	if (e && sock_same_ip((const struct sockaddr *)&e->client, src)) {
-		*count = ++e->rx_count;
-		ok = 1;
+		/* Over the rate: dropped and not counted, so the client sees it as loss and the
+		 * server's count stays what it answered. */
+		ok = limits_bucket_take(&e->probes, now_ns, 1) ? 1 : -1;
+		if (ok == 1)
+			*count = ++e->rx_count;
 	}
 	pthread_mutex_unlock(&t->lock);
 	return ok;

@@ -12,9 +12,11 @@
 
 #include "common/sock.h"
 #include "common/wire.h"
+#include "server/limits.h"
 
 struct bulk_flow;
 struct server_ctx;
+struct test_live;
 
 /* Session life: a control connection that has not said hello is a pending connection (see
  * server.c); a session exists from a valid hello on. */
@@ -44,8 +46,14 @@ struct session {
 	int64_t cprobe_window_ns;     /* start of the current 1 s connect-probe rate window */
 	int cprobe_window_n;          /* connect probes answered in that window */
 	int cprobe_open;              /* answered connect-probe connections not yet closed */
+	int64_t end_ns;               /* start + requested duration: when the client expects to end */
+	int64_t active_ns;            /* last control message, probe or open flow (idle-timeout) */
+	uint64_t idle_probes;         /* probe count at that time */
+	uint64_t max_rate_bps;        /* max-rate at the start (told in the welcome); 0 = none */
+	struct limits_bucket up_bucket; /* upload bytes the sinks may read (max-rate × 1.25) */
 	struct server_ctx *srv;
 	struct session *next;
+	struct test_live *live;       /* figures for its summary (server/testring.h); may be NULL */
 };
 
 /* The reflector's view of sessions: token, client IP and probe counter, behind one mutex,
@@ -58,7 +66,9 @@ struct session_table {
 		uint8_t token[WIRE_TOKEN_LEN];
 		struct sockaddr_storage client;
 		uint64_t rx_count;
+		struct limits_bucket probes; /* max-probe-rate of this session */
 	} *e;
+	int probe_rate;                   /* requests per second and session; 0 = unlimited */
 };
 
 int session_table_init(struct session_table *t, int cap);
@@ -68,11 +78,15 @@ void session_table_free(struct session_table *t);
 int session_table_grow(struct session_table *t, int cap);
 /* Registers a token; -1 if full. */
 int session_table_add(struct session_table *t, const uint8_t *token, const struct sockaddr *client);
+/* Sets the probe rate per session (0 = unlimited, the initial value) for new and live
+ * entries. */
+void session_table_set_probe_rate(struct session_table *t, int per_s);
 void session_table_remove(struct session_table *t, const uint8_t *token);
-/* For the reflector: if token is live and src has the session's IP, counts the packet and
- * returns 1 with the new count in *count; else 0. */
+/* For the reflector: if token is live and src has the session's IP, and the session is
+ * within its probe rate at now_ns, counts the packet and returns 1 with the new count in
+ * *count; -1 if the session is over its rate (not counted); 0 for no such session. */
 int session_table_count_probe(struct session_table *t, const uint8_t *token,
-			      const struct sockaddr *src, uint64_t *count);
+			      const struct sockaddr *src, int64_t now_ns, uint64_t *count);
 uint64_t session_table_probe_count(struct session_table *t, const uint8_t *token);
 
 #endif

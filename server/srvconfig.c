@@ -12,6 +12,8 @@
 
 #include "common/dns.h"
 #include "common/util.h"
+#include "server/http.h"
+#include "server/limits.h"
 
 struct srvconfig_option {
 	const char *name;  /* long flag and file key */
@@ -93,6 +95,125 @@ static void store_verbose(struct server_config *cfg, long v, const char *value)
 	cfg->verbose = (int)v;
 }
 
+/* A user name as Debian's adduser accepts it by default: 1-32 letters, digits, '.', '_' or
+ * '-', not starting with '-' (the account itself is looked up at start-up, not here). */
+static int check_user(const char *value)
+{
+	size_t n = strlen(value);
+
+	if (n == 0 || n > 32 || value[0] == '-')
+		return -1;
+	for (const char *c = value; *c; c++)
+		if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
+		      (*c >= '0' && *c <= '9') || strchr("._-", *c) != NULL))
+			return -1;
+	return 0;
+}
+
+static int check_yes_no(const char *value)
+{
+	return strcmp(value, "yes") == 0 || strcmp(value, "no") == 0 ? 0 : -1;
+}
+
+static void store_user(struct server_config *cfg, long v, const char *value)
+{
+	snprintf(cfg->user, sizeof(cfg->user), "%s", value);
+}
+
+static void store_allow_root(struct server_config *cfg, long v, const char *value)
+{
+	cfg->allow_root = strcmp(value, "yes") == 0;
+}
+
+static int check_rate(const char *value)
+{
+	uint64_t bps;
+
+	return limits_parse_rate(value, &bps);
+}
+
+static void store_max_rate(struct server_config *cfg, long v, const char *value)
+{
+	(void)limits_parse_rate(value, &cfg->max_rate_bps);
+}
+
+static void store_max_probe_rate(struct server_config *cfg, long v, const char *value)
+{
+	cfg->max_probe_rate = (int)v;
+}
+
+static void store_handshake_timeout(struct server_config *cfg, long v, const char *value)
+{
+	cfg->handshake_timeout_s = (int)v;
+}
+
+static void store_idle_timeout(struct server_config *cfg, long v, const char *value)
+{
+	cfg->idle_timeout_s = (int)v;
+}
+
+/* Only the name's form: the interface must exist when the daemon starts, not when a file
+ * is checked (it may be checked on another host, or before the interface is up). */
+static int check_ifname(const char *value)
+{
+	return limits_ifname_ok(value) ? 0 : -1;
+}
+
+static void store_admission_if(struct server_config *cfg, long v, const char *value)
+{
+	snprintf(cfg->admission_if, sizeof(cfg->admission_if), "%s", value);
+}
+
+static void store_admission_max_rate(struct server_config *cfg, long v, const char *value)
+{
+	(void)limits_parse_rate(value, &cfg->admission_max_rate_bps);
+}
+
+/* A file path for psk-file, tls-cert or tls-key: only its form here (1-255 bytes, no control
+ * characters); the file is opened at start-up and by -n, so a file can be checked elsewhere. */
+static int check_path(const char *value)
+{
+	size_t n = strlen(value);
+
+	if (n == 0 || n >= sizeof(((struct server_config *)NULL)->psk_file))
+		return -1;
+	for (const char *c = value; *c; c++)
+		if ((unsigned char)*c < 0x20 || *c == 0x7f)
+			return -1;
+	return 0;
+}
+
+static void store_psk_file(struct server_config *cfg, long v, const char *value)
+{
+	snprintf(cfg->psk_file, sizeof(cfg->psk_file), "%s", value);
+}
+
+static void store_tls_cert(struct server_config *cfg, long v, const char *value)
+{
+	snprintf(cfg->tls_cert, sizeof(cfg->tls_cert), "%s", value);
+}
+
+static void store_tls_key(struct server_config *cfg, long v, const char *value)
+{
+	snprintf(cfg->tls_key, sizeof(cfg->tls_key), "%s", value);
+}
+
+static void store_tls_required(struct server_config *cfg, long v, const char *value)
+{
+	cfg->tls_required = strcmp(value, "yes") == 0;
+}
+
+static void store_http_port(struct server_config *cfg, long v, const char *value)
+{
+	cfg->http_port = (uint16_t)v;
+}
+
+/* The same form as bind (check_bind); the buffers are the same size. */
+static void store_http_bind(struct server_config *cfg, long v, const char *value)
+{
+	snprintf(cfg->http_bind, sizeof(cfg->http_bind), "%s", value);
+}
+
 /* Indexed by enum srvconfig_opt. */
 static const struct srvconfig_option srvconfig_options[SRVOPT_COUNT] = {
 	[SRVOPT_PORT] = { "port", 'p', 1, 65535, "1-65535", NULL, store_port },
@@ -112,6 +233,39 @@ static const struct srvconfig_option srvconfig_options[SRVOPT_COUNT] = {
 			      check_zone, store_dns_zone },
 	[SRVOPT_VERBOSE] = { "verbose", 'v', 0, 2, "0-2: warnings, information, debug", NULL,
 			     store_verbose },
+	[SRVOPT_USER] = { "user", 0, 0, 0,
+			  "a user name: 1-32 letters, digits, '.', '_' or '-', not starting with '-'",
+			  check_user, store_user },
+	[SRVOPT_ALLOW_ROOT] = { "allow-root", 0, 0, 0, "yes or no", check_yes_no,
+				store_allow_root },
+	[SRVOPT_MAX_RATE] = { "max-rate", 0, 0, 0,
+			      "bit/s with an optional k, M or G (20M), at most 1000G; 0 = none",
+			      check_rate, store_max_rate },
+	[SRVOPT_MAX_PROBE_RATE] = { "max-probe-rate", 0, 10, 1000000,
+				    "10-1000000 probes/s", NULL, store_max_probe_rate },
+	[SRVOPT_HANDSHAKE_TIMEOUT] = { "handshake-timeout", 0, 1, 300, "1-300 s", NULL,
+				       store_handshake_timeout },
+	[SRVOPT_IDLE_TIMEOUT] = { "idle-timeout", 0, 1, 86400, "1-86400 s", NULL,
+				  store_idle_timeout },
+	[SRVOPT_ADMISSION_IF] = { "admission-interface", 0, 0, 0,
+				  "an interface name: 1-15 bytes, no '/', ':' or blank",
+				  check_ifname, store_admission_if },
+	[SRVOPT_ADMISSION_MAX_RATE] = { "admission-max-rate", 0, 0, 0,
+					"bit/s with an optional k, M or G (900M), at most 1000G; "
+					"0 = none",
+					check_rate, store_admission_max_rate },
+	[SRVOPT_PSK_FILE] = { "psk-file", 0, 0, 0, "a file path of 1-255 bytes", check_path,
+			      store_psk_file },
+	[SRVOPT_TLS_CERT] = { "tls-cert", 0, 0, 0, "a file path of 1-255 bytes", check_path,
+			      store_tls_cert },
+	[SRVOPT_TLS_KEY] = { "tls-key", 0, 0, 0, "a file path of 1-255 bytes", check_path,
+			     store_tls_key },
+	[SRVOPT_TLS_REQUIRED] = { "tls-required", 0, 0, 0, "yes or no", check_yes_no,
+				  store_tls_required },
+	[SRVOPT_HTTP_PORT] = { "http-port", 0, 0, 65535, "0-65535, 0 = off", NULL,
+			       store_http_port },
+	[SRVOPT_HTTP_BIND] = { "http-bind", 0, 0, 0, "an IPv4 or IPv6 address or a host name",
+			       check_bind, store_http_bind },
 };
 
 const char *srvconfig_option_name(enum srvconfig_opt opt)
@@ -164,6 +318,10 @@ void srvconfig_defaults(struct server_config *cfg)
 	cfg->max_flows = 32;
 	cfg->max_duration_s = 300;
 	cfg->dns_port = SERVER_DEFAULT_PORT + 1;
+	cfg->max_probe_rate = LIMITS_DEFAULT_PROBE_RATE;
+	cfg->handshake_timeout_s = LIMITS_DEFAULT_HANDSHAKE_S;
+	cfg->idle_timeout_s = LIMITS_DEFAULT_IDLE_S;
+	snprintf(cfg->http_bind, sizeof(cfg->http_bind), "%s", HTTP_DEFAULT_BIND);
 }
 
 /* Values that follow others: the DNS port is the one after the control port unless given, so
@@ -209,9 +367,11 @@ static char *srvconfig_trim(char *s)
 	return s;
 }
 
+_Static_assert(SRVOPT_COUNT <= 64, "srvconfig_parse keeps one bit per option in a uint64_t");
+
 /* One line (n bytes, no newline) of the file. seen: the keys already set in this file. */
 static int srvconfig_line(const char *text, size_t n, int line, struct server_config *cfg,
-			  unsigned *seen, char *err, size_t errlen)
+			  uint64_t *seen, char *err, size_t errlen)
 {
 	char buf[SRVCONFIG_MAX_LINE + 1], q[48], why[SRVCONFIG_ERR_MAX];
 	char *key, *value, *eq;
@@ -257,11 +417,11 @@ static int srvconfig_line(const char *text, size_t n, int line, struct server_co
 		snprintf(err, errlen, "%d: unknown key \"%s\"", line, q);
 		return -1;
 	}
-	if (*seen & (1u << opt)) {
+	if (*seen & (UINT64_C(1) << opt)) {
 		snprintf(err, errlen, "%d: repeated key \"%s\"", line, srvconfig_options[opt].name);
 		return -1;
 	}
-	*seen |= 1u << opt;
+	*seen |= UINT64_C(1) << opt;
 	if (*value == '\0') {
 		snprintf(err, errlen, "%d: empty value for \"%s\"", line,
 			 srvconfig_options[opt].name);
@@ -277,7 +437,7 @@ static int srvconfig_line(const char *text, size_t n, int line, struct server_co
 int srvconfig_parse(const char *text, size_t len, struct server_config *cfg, char *err,
 		    size_t errlen)
 {
-	unsigned seen = 0;
+	uint64_t seen = 0; /* a bit per option */
 	size_t pos = 0;
 	int line = 0;
 

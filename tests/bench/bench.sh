@@ -48,7 +48,10 @@ timed() {
 	awk -v a="$t0" -v b="$t1" -v hz="$(getconf CLK_TCK)" 'BEGIN { printf "%.2f", (b - a) / hz }' > "$f"
 }
 
-ip netns exec $s "$bindir/bloatmeterd" -p 4750 &
+# Root in a test namespace: the daemon would otherwise refuse to keep running as root.
+dflags=()
+"$bindir/bloatmeterd" -n --allow-root yes > /dev/null 2>&1 && dflags+=(--allow-root yes)
+ip netns exec $s "$bindir/bloatmeterd" "${dflags[@]}" -p 4750 &
 pids+=($!)
 dpid=$!
 ip netns exec $s iperf3 -s -p 5201 > /dev/null &

@@ -41,7 +41,7 @@ check() { # NAME COMMAND...: runs the check, reports it, remembers a failure
 for try in 1 2 3 4 5; do
 	if [ -n "$ns" ]; then port=4750; else port=$((20000 + RANDOM % 40000)); fi
 	dport=$((port + 1))
-	"${run[@]}" "$bindir/bloatmeterd" "${bind[@]}" -v -p "$port" --dns-port "$dport" \
+	"${run[@]}" "$bindir/bloatmeterd" "${bind[@]}" --allow-root yes -v -p "$port" --dns-port "$dport" \
 		> "$work/daemon.log" 2>&1 &
 	dpid=$!
 	up=0

@@ -26,7 +26,7 @@ trap cleanup EXIT
 ip netns add $ns || exit 1
 ip -n $ns link set lo up
 x="ip netns exec $ns"
-$x "$bindir/bloatmeterd" -p 4750 2> "$tmp/daemon.log" &
+$x "$bindir/bloatmeterd" --allow-root yes -p 4750 2> "$tmp/daemon.log" &
 dpid=$!
 sleep 0.5
 fail=0

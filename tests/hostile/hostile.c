@@ -2,9 +2,17 @@
  * wrong-version control messages, forged data hellos and connect probes, random and forged UDP
  * datagrams, a client that vanishes mid-test, a client beyond the session limit — and checks
  * each gets at most an error reply and a close, never a UDP answer. Usage: hostile HOST PORT. Exit 0 if the daemon behaved.
- * `hostile --silent PORT SECONDS` instead listens on 127.0.0.1 without ever answering. */
+ * `hostile --silent PORT SECONDS` instead listens on 127.0.0.1 without ever answering.
+ * Load modes, run by hostile.sh next to a real client (SRC: the attacker's source address):
+ * `hostile --slowloris HOST PORT SRC CONNS SECONDS` keeps CONNS connections that never finish
+ * their first message (silent, a control frame trickled one byte every 2 s, a partial data
+ * hello) and checks none outlives the handshake deadline;
+ * `hostile --udp-flood HOST PORT SRC SECONDS RATE` sends RATE bad datagrams a second to the
+ * reflector (PORT) and the DNS responder (PORT + 1) and checks the reflector answers none and
+ * the responder no more than its per-source rate limit allows. */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +24,7 @@
 #include "common/sock.h"
 #include "common/util.h"
 #include "common/wire.h"
+#include "server/ctx.h"
 
 static struct sockaddr_storage srv;
 static socklen_t srvlen;
@@ -284,14 +293,344 @@ static void vanish_case(void)
 	close(fd); /* vanish: no bye */
 }
 
+/* ---- load modes ---- */
+
+enum loris_kind { LORIS_SILENT, LORIS_TRICKLE, LORIS_PARTIAL_HELLO, LORIS_KINDS };
+
+#define LORIS_TRICKLE_NS (2 * NS_PER_SEC)     /* one byte this often: resets idle timers */
+#define LORIS_REFUSED_NS (200 * NS_PER_MS)    /* closed sooner: refused at accept */
+#define LORIS_REOPEN_NS (100 * NS_PER_MS)     /* an attacker retries, without spinning */
+#define LORIS_CONNECT_NS (2 * NS_PER_SEC)     /* a connect not done by then has failed */
+#define LORIS_SLACK_NS (1500 * NS_PER_MS)     /* scheduling slack over the deadline */
+
+struct loris_conn {
+	int fd;                 /* -1: closed, reopen at next_ns */
+	int connected;
+	enum loris_kind kind;
+	int64_t opened_ns;
+	int64_t next_ns;        /* next byte (trickle) or reopen */
+};
+
+struct loris_stats {
+	uint64_t opened, refused, closed, connect_failed;
+	int64_t max_life_ns;
+};
+
+/* Opens one attack connection from src (non-blocking; finishes in loris_poll). */
+static void loris_open(struct loris_conn *c, const struct sockaddr_storage *src, socklen_t srclen,
+		       struct loris_stats *st, int64_t now)
+{
+	c->connected = 0;
+	c->opened_ns = now;
+	c->next_ns = now + LORIS_TRICKLE_NS;
+	c->fd = socket(srv.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (c->fd < 0) {
+		perror("hostile: socket");
+		exit(2);
+	}
+	if (bind(c->fd, (const struct sockaddr *)src, srclen) < 0 ||
+	    (connect(c->fd, (struct sockaddr *)&srv, srvlen) < 0 && errno != EINPROGRESS)) {
+		st->connect_failed++;
+		close(c->fd);
+		c->fd = -1;
+		c->next_ns = now + LORIS_REOPEN_NS;
+		return;
+	}
+	st->opened++;
+}
+
+/* The connection's first bytes once connected: nothing, a control frame header announcing
+ * 1000 bytes, or the data magic and half a hello. */
+static void loris_first(struct loris_conn *c)
+{
+	static const uint8_t frame[4] = { 0, 0, 0x03, 0xe8 }, hello[8] = "BMD1\x01" "D";
+
+	c->connected = 1;
+	if (c->kind == LORIS_TRICKLE)
+		(void)send(c->fd, frame, sizeof(frame), MSG_NOSIGNAL);
+	else if (c->kind == LORIS_PARTIAL_HELLO)
+		(void)send(c->fd, hello, sizeof(hello), MSG_NOSIGNAL);
+}
+
+/* The server closed (or reset) c: a refusal if at once, else a deadline we time. */
+static void loris_closed(struct loris_conn *c, struct loris_stats *st, int64_t now)
+{
+	int64_t life = now - c->opened_ns;
+
+	if (life < LORIS_REFUSED_NS) {
+		st->refused++;
+	} else {
+		st->closed++;
+		if (life > st->max_life_ns)
+			st->max_life_ns = life;
+	}
+	close(c->fd);
+	c->fd = -1;
+	c->next_ns = now + LORIS_REOPEN_NS;
+}
+
+/* One connection's turn after poll: connect completion, a close by the server, a byte due. */
+static void loris_step(struct loris_conn *c, short revents, struct loris_stats *st, int64_t now)
+{
+	uint8_t buf[512];
+
+	if (!c->connected) {
+		int soerr = 0;
+		socklen_t l = sizeof(soerr);
+
+		if (revents == 0) {
+			if (now - c->opened_ns > LORIS_CONNECT_NS) {
+				st->connect_failed++;
+				close(c->fd);
+				c->fd = -1;
+				c->next_ns = now + LORIS_REOPEN_NS;
+			}
+			return;
+		}
+		if (getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &soerr, &l) < 0 || soerr != 0) {
+			loris_closed(c, st, now);
+			return;
+		}
+		loris_first(c);
+		return;
+	}
+	if (revents & (POLLIN | POLLHUP | POLLERR)) {
+		ssize_t n = recv(c->fd, buf, sizeof(buf), 0);
+
+		if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
+			loris_closed(c, st, now);
+			return;
+		}
+	}
+	if (c->kind != LORIS_SILENT && now >= c->next_ns) {
+		(void)send(c->fd, "x", 1, MSG_NOSIGNAL);
+		c->next_ns = now + LORIS_TRICKLE_NS;
+	}
+}
+
+/* Keeps n connections from src open against the server for `seconds`, reopening each one the
+ * server closes, and checks none outlived the handshake deadline. */
+static int slowloris(const char *srcaddr, int n, double seconds)
+{
+	struct loris_conn *c = calloc((size_t)n, sizeof(*c));
+	struct pollfd *pfd = calloc((size_t)n, sizeof(*pfd));
+	struct loris_stats st = { 0 };
+	struct sockaddr_storage src;
+	socklen_t srclen;
+	char err[256];
+	int64_t now = clock_mono_ns(), end = now + (int64_t)(seconds * 1e9);
+	int64_t limit = (int64_t)SERVER_HANDSHAKE_TIMEOUT_S * NS_PER_SEC + LORIS_SLACK_NS;
+	int open_at_end = 0;
+
+	if (c == NULL || pfd == NULL ||
+	    sock_resolve(srcaddr, 0, SOCK_STREAM, &src, &srclen, err, sizeof(err)) < 0) {
+		fprintf(stderr, "hostile: %s\n", c && pfd ? err : "out of memory");
+		return 2;
+	}
+	for (int i = 0; i < n; i++) {
+		c[i].kind = (enum loris_kind)(i % LORIS_KINDS);
+		loris_open(&c[i], &src, srclen, &st, now);
+	}
+	while ((now = clock_mono_ns()) < end) {
+		for (int i = 0; i < n; i++) {
+			pfd[i].fd = c[i].fd;
+			pfd[i].events = c[i].connected ? POLLIN : POLLOUT;
+			pfd[i].revents = 0;
+		}
+		if (poll(pfd, (nfds_t)n, 50) < 0 && errno != EINTR) {
+			perror("hostile: poll");
+			return 2;
+		}
+		now = clock_mono_ns();
+		for (int i = 0; i < n; i++) {
+			if (c[i].fd < 0) {
+				if (now >= c[i].next_ns)
+					loris_open(&c[i], &src, srclen, &st, now);
+				continue;
+			}
+			loris_step(&c[i], pfd[i].revents, &st, now);
+		}
+	}
+	for (int i = 0; i < n; i++) {
+		if (c[i].fd >= 0) {
+			open_at_end++;
+			close(c[i].fd);
+		}
+	}
+	printf("slowloris from %s: %d connections for %.0f s: opened %llu, refused at once %llu, "
+	       "closed by the deadline %llu (longest %.2f s), connect failed %llu, open at end %d\n",
+	       srcaddr, n, seconds, (unsigned long long)st.opened, (unsigned long long)st.refused,
+	       (unsigned long long)st.closed, (double)st.max_life_ns / 1e9,
+	       (unsigned long long)st.connect_failed, open_at_end);
+	expect(st.max_life_ns <= limit, "no unfinished connection outlives the handshake deadline");
+	expect(st.closed > 0, "silent and trickling connections are closed by the server");
+	free(pfd);
+	free(c);
+	return failures ? 1 : 0;
+}
+
+#define FLOOD_MAX 65000 /* about the largest UDP payload */
+
+/* One bad datagram for the reflector: random bytes, a truncated header, a well-formed request
+ * with a wrong token, or (1 in 16) the largest UDP payload. */
+static size_t flood_probe(uint64_t k, const uint8_t *rnd, size_t rndlen, uint8_t *out)
+{
+	size_t off = (size_t)(k * 7919) % (rndlen - 2048), len;
+	struct wire_probe p = { .kind = WIRE_PROBE_REQ, .seq = (uint32_t)k };
+
+	if (k % 16 == 15)
+		return FLOOD_MAX; /* sent straight from the random buffer */
+	switch (k % 3) {
+	case 0:
+		len = 1 + (size_t)rand() % WIRE_PROBE_MAX;
+		memcpy(out, rnd + off, len);
+		return len;
+	case 1:
+		wire_probe_encode(&p, out, WIRE_PROBE_MIN);
+		return 1 + (size_t)rand() % (WIRE_PROBE_MIN - 1);
+	default:
+		memcpy(p.token, rnd + off, WIRE_TOKEN_LEN);
+		len = WIRE_PROBE_MIN + (size_t)rand() % (WIRE_PROBE_MAX - WIRE_PROBE_MIN + 1);
+		wire_probe_encode(&p, out, len);
+		return len;
+	}
+}
+
+/* One bad datagram for the DNS responder: random bytes, a header cut short, a "response"
+ * (QR set: must never be answered), or the largest UDP payload. */
+static size_t flood_dns(uint64_t k, const uint8_t *rnd, size_t rndlen, uint8_t *out)
+{
+	size_t off = (size_t)(k * 104729) % (rndlen - 2048), len;
+
+	if (k % 16 == 15)
+		return FLOOD_MAX;
+	switch (k % 3) {
+	case 0:
+		len = 1 + (size_t)rand() % 512;
+		memcpy(out, rnd + off, len);
+		return len;
+	case 1:
+		len = 1 + (size_t)rand() % 11;
+		memcpy(out, rnd + off, len);
+		return len;
+	default:
+		len = 12 + (size_t)rand() % 100;
+		memcpy(out, rnd + off, len);
+		out[2] |= 0x80; /* QR: a response */
+		return len;
+	}
+}
+
+/* Counts datagrams waiting on fd without blocking. */
+static uint64_t drain_replies(int fd)
+{
+	uint8_t buf[2048];
+	uint64_t n = 0;
+
+	while (recv(fd, buf, sizeof(buf), MSG_DONTWAIT) >= 0)
+		n++;
+	return n;
+}
+
+/* A UDP socket from src, connected to the server's port. */
+static int flood_socket(const struct sockaddr_storage *src, socklen_t srclen, uint16_t port)
+{
+	struct sockaddr_storage dst = srv;
+	int fd = socket(srv.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+	if (dst.ss_family == AF_INET)
+		((struct sockaddr_in *)&dst)->sin_port = htons(port);
+	else
+		((struct sockaddr_in6 *)&dst)->sin6_port = htons(port);
+	if (fd < 0 || bind(fd, (const struct sockaddr *)src, srclen) < 0 ||
+	    connect(fd, (struct sockaddr *)&dst, srvlen) < 0) {
+		perror("hostile: flood socket");
+		exit(2);
+	}
+	return fd;
+}
+
+/* Sends `rate` bad datagrams a second, alternating between the reflector and the DNS port,
+ * for `seconds`; the reflector must answer none, the responder at most its rate limit. */
+static int udp_flood(const char *srcaddr, uint16_t port, double seconds, long rate)
+{
+	static uint8_t rnd[FLOOD_MAX + 4096], out[WIRE_PROBE_MAX + 1];
+	struct sockaddr_storage src;
+	socklen_t srclen;
+	char err[256];
+	int fd[2];
+	uint64_t sent[2] = { 0, 0 }, replies[2] = { 0, 0 }, k = 0;
+	int64_t t0 = clock_mono_ns(), end = t0 + (int64_t)(seconds * 1e9);
+	/* The responder's bucket: a burst of 100, then 200 a second (server/dns.h). */
+	double dns_allowed = 100 + 200 * seconds * 1.1;
+
+	if (sock_resolve(srcaddr, 0, SOCK_DGRAM, &src, &srclen, err, sizeof(err)) < 0) {
+		fprintf(stderr, "hostile: %s\n", err);
+		return 2;
+	}
+	if (util_random(rnd, sizeof(rnd)) < 0)
+		return 2;
+	fd[0] = flood_socket(&src, srclen, port);
+	fd[1] = flood_socket(&src, srclen, (uint16_t)(port + 1));
+	while (clock_mono_ns() < end) {
+		/* Bursts of 100, paced to the rate. */
+		for (int i = 0; i < 100; i++, k++) {
+			int d = (int)(k & 1);
+			size_t len = d ? flood_dns(k >> 1, rnd, sizeof(rnd), out)
+				       : flood_probe(k >> 1, rnd, sizeof(rnd), out);
+
+			if (send(fd[d], len == FLOOD_MAX ? rnd : out, len, 0) == (ssize_t)len)
+				sent[d]++;
+		}
+		replies[0] += drain_replies(fd[0]);
+		replies[1] += drain_replies(fd[1]);
+		while (clock_mono_ns() < t0 + (int64_t)((double)k / (double)rate * 1e9))
+			usleep(1000);
+	}
+	usleep(300 * 1000);
+	replies[0] += drain_replies(fd[0]);
+	replies[1] += drain_replies(fd[1]);
+	printf("udp flood from %s: %.0f s at %ld/s: %llu to the reflector (%llu answered), "
+	       "%llu to the DNS responder (%llu answered, at most %.0f allowed)\n", srcaddr, seconds,
+	       rate, (unsigned long long)sent[0], (unsigned long long)replies[0],
+	       (unsigned long long)sent[1], (unsigned long long)replies[1], dns_allowed);
+	expect(sent[0] > 0 && replies[0] == 0, "the reflector answers no bad datagram");
+	expect((double)replies[1] <= dns_allowed, "the DNS responder stays within its rate limit");
+	close(fd[0]);
+	close(fd[1]);
+	return failures ? 1 : 0;
+}
+
+/* Resolves the target of a load mode into srv; exits on failure. */
+static void load_target(const char *host, const char *port)
+{
+	char err[256];
+
+	if (sock_resolve(host, (uint16_t)atoi(port), SOCK_STREAM, &srv, &srvlen, err, sizeof(err)) < 0) {
+		fprintf(stderr, "hostile: %s\n", err);
+		exit(2);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	char err[256];
 
 	if (argc == 4 && strcmp(argv[1], "--silent") == 0)
 		return silent_listener(argv[2], argv[3]);
+	if (argc == 7 && strcmp(argv[1], "--slowloris") == 0) {
+		load_target(argv[2], argv[3]);
+		return slowloris(argv[4], atoi(argv[5]), atof(argv[6]));
+	}
+	if (argc == 7 && strcmp(argv[1], "--udp-flood") == 0) {
+		load_target(argv[2], argv[3]);
+		srand(2);
+		return udp_flood(argv[4], (uint16_t)atoi(argv[3]), atof(argv[5]), atol(argv[6]));
+	}
 	if (argc != 3) {
-		fprintf(stderr, "usage: hostile HOST PORT | hostile --silent PORT SECONDS\n");
+		fprintf(stderr, "usage: hostile HOST PORT | hostile --silent PORT SECONDS\n"
+			"       hostile --slowloris HOST PORT SRC CONNS SECONDS\n"
+			"       hostile --udp-flood HOST PORT SRC SECONDS RATE\n");
 		return 2;
 	}
 	if (sock_resolve(argv[1], (uint16_t)atoi(argv[2]), SOCK_STREAM, &srv, &srvlen, err, sizeof(err)) < 0) {

@@ -1,7 +1,15 @@
 #!/usr/bin/env bash
 # Hostile input against the live daemon, in a private network namespace (its own loopback):
-# bad bytes on both ports, a vanishing client, then proof that a normal test still succeeds and
-# the daemon is still running. Usage: hostile.sh BINDIR
+# 1. bad bytes on both ports, a vanishing client, then proof that a normal test still succeeds
+#    over IPv4 and IPv6 (--max-sessions 1, so a leaked session would refuse it);
+# 2. under load, against a second daemon (--max-sessions 4 --max-flows 4: at most 80 pending
+#    connections in all, 24 per client): slowloris connections from one source (silent,
+#    trickling, half a hello; more than that client's share), a flood of bad datagrams at the
+#    reflector and DNS ports, and meanwhile a normal test from another source, which must
+#    succeed; then slowloris from four sources at once, past the global cap, and a normal test
+#    after it. Throughout, the daemon must stay up and its RSS bounded; its counters, logged
+#    at shutdown, must show the bad input.
+# Usage: hostile.sh BINDIR
 set -euo pipefail
 bindir=$1
 if [ "$(id -u)" -ne 0 ]; then
@@ -12,13 +20,18 @@ ns=bmh$$
 port=4750
 ip netns add "$ns"
 dpid=
+tmp=$(mktemp -d)
 cleanup() {
 	[ -n "$dpid" ] && kill "$dpid" 2> /dev/null && wait "$dpid" 2> /dev/null
 	ip netns del "$ns" 2> /dev/null || true
+	rm -rf "$tmp"
 }
 trap cleanup EXIT
 ip -n "$ns" link set lo up
-ip netns exec "$ns" "$bindir/bloatmeterd" -p $port --max-sessions 1 -v &
+# Root in a test namespace: the daemon would otherwise refuse to keep running as root.
+dflags=()
+"$bindir/bloatmeterd" -n --allow-root yes > /dev/null 2>&1 && dflags+=(--allow-root yes)
+ip netns exec "$ns" "$bindir/bloatmeterd" "${dflags[@]}" -p $port --max-sessions 1 -v &
 dpid=$!
 sleep 0.5
 ip netns exec "$ns" "$bindir/hostile" 127.0.0.1 $port
@@ -31,3 +44,112 @@ jq -e '[.phases[].probes.received] | add > 100' "$bindir/hostile-after.json" > /
 ip netns exec "$ns" "$bindir/bloatmeter" -p $port -t 2 --idle 1 --gap 0.5 -q ::1
 kill -0 "$dpid"
 echo "PASS hostile: daemon survived and served normal tests over IPv4 and IPv6 afterwards"
+kill "$dpid"
+wait "$dpid" || true
+
+echo "== under load: slowloris, UDP floods, a normal test alongside =="
+port=4760
+log=$tmp/daemon.log
+ip netns exec "$ns" "$bindir/bloatmeterd" "${dflags[@]}" -p $port --max-sessions 4 --max-flows 4 \
+	-v > "$log" 2>&1 &
+dpid=$!
+sleep 0.5
+# Resident set (VmRSS) and its peak so far (VmHWM), KiB.
+mem() { awk -v k="$2:" '$1 == k { print $2 }' "/proc/$1/status"; }
+base=$(mem $dpid VmRSS)
+# Normal tests come from 127.0.0.1, attacks from other loopback addresses (other clients).
+ip netns exec "$ns" "$bindir/hostile" --slowloris 127.0.0.1 $port 127.0.0.2 60 12 > "$tmp/loris1" &
+loris=$!
+ip netns exec "$ns" "$bindir/hostile" --udp-flood 127.0.0.1 $port 127.0.0.3 5 20000 > "$tmp/flood" &
+flood=$!
+sleep 1
+rc=0
+ip netns exec "$ns" "$bindir/bloatmeter" -p $port -t 2 --idle 1 --gap 0.5 -P 2 -J 127.0.0.1 \
+	> "$tmp/during.json" || rc=$?
+echo "normal test during slowloris and the flood: exit $rc," \
+	"$(jq '.probes.received' "$tmp/during.json" 2> /dev/null || echo '?') of" \
+	"$(jq '.probes.sent' "$tmp/during.json" 2> /dev/null || echo '?') probes answered"
+frc=0
+wait $flood || frc=$?
+lrc=0
+wait $loris || lrc=$?
+cat "$tmp/flood" "$tmp/loris1"
+[ $rc -eq 0 ] || { echo "FAIL: the normal test failed under attack"; exit 1; }
+[ $frc -eq 0 ] && [ $lrc -eq 0 ] || { echo "FAIL: see the attack checks above"; exit 1; }
+# Past the global cap: 4 sources × 30 connections, 24 held each, 80 in all.
+pids=()
+for i in 5 6 7 8; do
+	ip netns exec "$ns" "$bindir/hostile" --slowloris 127.0.0.1 $port 127.0.0.$i 30 6 \
+		> "$tmp/loris$i" &
+	pids+=($!)
+done
+for p in "${pids[@]}"; do
+	wait "$p" || { cat "$tmp"/loris[5-8]; echo "FAIL: slowloris wave"; exit 1; }
+done
+cat "$tmp"/loris[5-8]
+# After its one error reply the server lingers at most 2 s from the reply, however the peer
+# trickles bytes (a read timeout that restarts on every byte would keep it forever).
+ip netns exec "$ns" python3 - 127.0.0.1 $port << 'EOF' || { echo "FAIL: trickle after an error reply"; exit 1; }
+import socket, sys, time
+s = socket.create_connection((sys.argv[1], int(sys.argv[2])), timeout=5,
+                             source_address=("127.0.0.9", 0))
+s.sendall(b"\0\0\0\0")  # a zero-length frame: one error reply, a half-close, then close
+t0 = time.monotonic()
+s.settimeout(0.2)
+reply, eof, closed = b"", False, None
+while time.monotonic() - t0 < 10 and closed is None:
+    try:
+        b = s.recv(4096) if not eof else None
+        if b == b"":
+            eof = True  # the server's half-close; it still reads until its deadline
+        elif b:
+            reply += b
+    except socket.timeout:
+        pass
+    except ConnectionResetError:
+        closed = time.monotonic() - t0
+        break
+    time.sleep(0.2)
+    try:
+        s.send(b"x")  # one byte every 0.2 s; fails once the server has closed for good
+    except OSError:
+        closed = time.monotonic() - t0
+print(f"trickle after an error reply: {len(reply)} reply bytes, half-closed {eof}, closed "
+      f"after {closed if closed is None else round(closed, 2)} s")
+sys.exit(0 if reply and closed is not None and closed < 3.5 else 1)
+EOF
+ip netns exec "$ns" "$bindir/bloatmeter" -p $port --phases idle,download -t 2 --idle 1 --gap 0.5 \
+	-P 2 -q 127.0.0.1
+kill -0 $dpid
+peak=$(mem $dpid VmHWM)
+kill $dpid
+wait $dpid || true
+dpid=
+# Bound: the pending cap (80) × one 64 KiB frame each is 5 MiB; four sessions' buffers and the
+# threads' malloc arenas add a few more. 16 MiB over the start would mean something grows with
+# the number of connections or datagrams, of which this test makes thousands.
+bound=$((base + 16 * 1024))
+echo "daemon RSS: $base KiB at start, peak (VmHWM) $peak KiB, bound $bound KiB"
+[ "$peak" -le "$bound" ] || { echo "FAIL: RSS grew past the bound"; exit 1; }
+grep -E "counters|DNS:" "$log"
+# The first number after a phrase in the log ("timed out 12"), or the one before it ("3 bad").
+after() { grep -oE "$1 [0-9]+" "$log" | head -1 | awk '{ print $NF }'; }
+before() { grep -oE "[0-9]+ $1" "$log" | head -1 | awk '{ print $1 }'; }
+fails=0
+check() {
+	if [ -n "$2" ] && [ "$2" -gt 0 ]; then
+		echo "ok   counter: $1 = $2"
+	else
+		echo "FAIL counter: $1 = ${2:-missing}"
+		fails=$((fails + 1))
+	fi
+}
+check "connections timed out before their first message" "$(after "timed out")"
+check "connections reset over the pending cap" "$(after "over the pending cap")"
+check "undecodable probe datagrams" "$(after "UDP reflected [0-9]+, bad" | tail -1)"
+check "probe datagrams with unknown tokens" "$(after "unknown")"
+check "malformed DNS queries" "$(before "bad, [0-9]+ rate-limited")"
+check "DNS queries over the source's rate" "$(before "rate-limited")"
+[ $fails -eq 0 ] || exit 1
+echo "PASS hostile load: daemon stayed up, RSS bounded, counters show the attacks," \
+	"normal tests passed"

@@ -31,7 +31,7 @@ fail() {
 
 ip netns add "$ns"
 ip -n "$ns" link set lo up
-ip netns exec "$ns" "$bindir/bloatmeterd" -p $port &
+ip netns exec "$ns" "$bindir/bloatmeterd" --allow-root yes -p $port &
 dpid=$!
 sleep 0.5
 cd "$work"

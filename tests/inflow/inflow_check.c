@@ -84,7 +84,8 @@ static pid_t spawn_daemon(const char *bin, const char *log, uint16_t port)
 
 		if (fd < 0 || dup2(fd, STDERR_FILENO) < 0 || dup2(fd, STDOUT_FILENO) < 0)
 			_exit(126);
-		execl(bin, "bloatmeterd", "-b", "127.0.0.1", "-p", portstr, "-vv", (char *)NULL);
+		execl(bin, "bloatmeterd", "--allow-root", "yes", "-b", "127.0.0.1", "-p", portstr,
+		      "-vv", (char *)NULL);
 		_exit(127);
 	}
 	return pid;

@@ -3,8 +3,9 @@
 # tbf bottlenecks with a configured rate and buffer per direction, then checks the report
 # against that configured ground truth — never against earlier output.
 #   lab_case.sh BINDIR NAME DOWN_RATE UP_RATE DOWN_BUF_MS UP_BUF_MS [extra bloatmeter args...]
-# Tolerances: buffer estimate within 10 % of the configured buffer (ms and bytes); goodput
-# within 5 % of the tbf rate after counting the per-packet headers the tbf also counts.
+# Tolerances: buffer estimate within 10 % of the configured buffer (ms and bytes), and its 95 %
+# interval contains the configured buffer (ms); goodput within 5 % of the tbf rate after
+# counting the per-packet headers the tbf also counts.
 set -euo pipefail
 bindir=$1 name=$2 down_rate=$3 up_rate=$4 down_buf=$5 up_buf=$6
 shift 6
@@ -34,10 +35,28 @@ check() {
 		fail=1
 		return
 	fi
-	if awk -v g="$got" -v w="$want" -v t="$tol" 'BEGIN { e = (g - w) / w * 100; printf "%-34s measured %12.3f  truth %12.3f  error %+6.2f %% (bound %s %%)\n", ENVIRON["L"], g, w, e, t; exit !(e <= t && e >= -t) }' L="$name: $label"; then
+	if awk -v L="$name: $label" -v g="$got" -v w="$want" -v t="$tol" 'BEGIN { e = (g - w) / w * 100; printf "%-34s measured %12.3f  truth %12.3f  error %+6.2f %% (bound %s %%)\n", L, g, w, e, t; exit !(e <= t && e >= -t) }'; then
 		:
 	else
 		echo "FAIL $name: $label outside ±$tol %"
+		fail=1
+	fi
+}
+
+# contains LABEL CI_JSON TRUTH: the 95 % interval ({low, high}) contains the configured truth.
+contains() {
+	local label=$1 ci=$2 want=$3 lo hi
+	if [ "$ci" = "null" ] || [ -z "$ci" ]; then
+		echo "FAIL $name: $label: no interval (truth $want)"
+		fail=1
+		return
+	fi
+	lo=$(jq '.low' <<< "$ci")
+	hi=$(jq '.high' <<< "$ci")
+	if awk -v L="$name: $label" -v l="$lo" -v h="$hi" -v w="$want" 'BEGIN { printf "%-44s interval %9.3f .. %9.3f  truth %9.3f\n", L, l, h, w; exit !(l <= w && w <= h) }'; then
+		:
+	else
+		echo "FAIL $name: $label interval does not contain the truth"
 		fail=1
 	fi
 }
@@ -63,6 +82,7 @@ phases=$(jq -r '[.phases[].name] | join(",")' "$r")
 if [[ $phases == *download* ]]; then
 	check "buffer download (ms)" "$(jq '.buffer.download.ms' "$r")" "$(jq '.lab.truth.down_buffer_ms' "$r")" 10
 	check "buffer download (bytes)" "$(jq '.buffer.download.bytes' "$r")" "$(jq '.lab.truth.down_limit_bytes' "$r")" 10
+	contains "buffer download 95 % interval (ms)" "$(jq -c '.buffer.download.ci95_ms' "$r")" "$(jq '.lab.truth.down_buffer_ms' "$r")"
 	check "download goodput as wire rate (bit/s)" \
 		"$(jq --argjson w "$wire" '.phases[] | select(.name == "download") | .throughput_mbps.down * 1e6 * $w' "$r")" \
 		"$(jq '.lab.truth.down_rate_bps' "$r")" 5
@@ -70,6 +90,7 @@ fi
 if [[ $phases == *upload* ]]; then
 	check "buffer upload (ms)" "$(jq '.buffer.upload.ms' "$r")" "$(jq '.lab.truth.up_buffer_ms' "$r")" 10
 	check "buffer upload (bytes)" "$(jq '.buffer.upload.bytes' "$r")" "$(jq '.lab.truth.up_limit_bytes' "$r")" 10
+	contains "buffer upload 95 % interval (ms)" "$(jq -c '.buffer.upload.ci95_ms' "$r")" "$(jq '.lab.truth.up_buffer_ms' "$r")"
 	check "upload goodput as wire rate (bit/s)" \
 		"$(jq --argjson w "$wire" '.phases[] | select(.name == "upload") | .throughput_mbps.up * 1e6 * $w' "$r")" \
 		"$(jq '.lab.truth.up_rate_bps' "$r")" 5

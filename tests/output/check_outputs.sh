@@ -34,7 +34,7 @@ trap 'exit 1' INT TERM
 
 ip netns add "$ns" || exit 1
 ip -n "$ns" link set lo up || exit 1
-ip netns exec "$ns" "$bindir/bloatmeterd" -p $port &
+ip netns exec "$ns" "$bindir/bloatmeterd" --allow-root yes -p $port &
 dpid=$!
 for _ in $(seq 50); do # until the daemon listens (at most 5 s)
 	ip netns exec "$ns" ss -Hltn "sport = :$port" | grep -q . && break

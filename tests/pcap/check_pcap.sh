@@ -62,7 +62,7 @@ kill $epid 2> /dev/null
 wait $epid 2> /dev/null
 epid=
 
-ip netns exec $a "$bindir/bloatmeterd" -p 4750 2> "$tmp/daemon.log" &
+ip netns exec $a "$bindir/bloatmeterd" --allow-root yes -p 4750 2> "$tmp/daemon.log" &
 dpid=$!
 sleep 0.5
 

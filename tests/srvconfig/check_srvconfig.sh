@@ -76,7 +76,7 @@ check "-n bad flag over a good file: exit 2" eval '[ $rc = 2 ] && grep -q "inval
 for try in 1 2 3 4 5; do
 	port=$((20000 + RANDOM % 40000))
 	conf "$port" 4
-	"$d" -c "$work/live.conf" > "$work/daemon.log" 2>&1 &
+	"$d" -c "$work/live.conf" --allow-root yes > "$work/daemon.log" 2>&1 &
 	dpid=$!
 	if wait_log "listening on 127.0.0.1 port $port"; then break; fi
 	kill "$dpid" 2> /dev/null || true

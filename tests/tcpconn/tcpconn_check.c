@@ -78,8 +78,8 @@ static pid_t spawn_daemon(const char *bin, const char *log, uint16_t port)
 
 		if (fd < 0 || dup2(fd, STDERR_FILENO) < 0 || dup2(fd, STDOUT_FILENO) < 0)
 			_exit(126);
-		execl(bin, "bloatmeterd", "-b", "127.0.0.1", "-p", portstr, "-vv", "--max-sessions",
-		      "2", (char *)NULL);
+		execl(bin, "bloatmeterd", "--allow-root", "yes", "-b", "127.0.0.1", "-p", portstr,
+		      "-vv", "--max-sessions", "2", (char *)NULL);
 		_exit(127);
 	}
 	return pid;
@@ -150,6 +150,7 @@ static int run_probe(const struct tcpconn_probe_config *cfg, int run_ms, struct 
 	struct tcpconn_probe *p;
 	char err[256];
 
+	series_init(out, "tcp_connect", "server");
 	r = runner_new(err, sizeof(err));
 	if (r == NULL)
 		goto fail;

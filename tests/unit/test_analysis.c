@@ -706,6 +706,15 @@ static void test_run_complete(void **state)
 	assert_true(r.buffer_down.ms > 97.0 && r.buffer_down.ms <= 100.0);
 	assert_close(r.buffer_down.bytes, want_ms / 1000.0 * 20e6 * 1.05 / 8.0, 1e-2,
 		     "buffer_down bytes");
+	/* the interval: the bootstrap's, its upper end raised by one packet time (1500 B as the
+	 * MSS is unknown) at the IP-level rate */
+	assert_int_equal(r.buffer_down.has_ci, 1);
+	assert_close(r.buffer_down.resolution_ms, 1500 * 8.0 / (20e6 * 1.05) * 1e3, 1e-9,
+		     "one packet time");
+	assert_true(r.buffer_down.ci_low_ms <= r.buffer_down.ms);
+	assert_true(r.buffer_down.ci_high_ms - r.buffer_down.resolution_ms >= r.buffer_down.ms);
+	assert_close(r.buffer_down.ci_high_bytes - r.buffer_down.ci_high_ms / 1000.0 * 20e6 * 1.05 / 8.0,
+		     0.0, 1e-6, "bytes interval at the same rate");
 	/* no upload phase: no upstream estimate */
 	assert_int_equal(r.buffer_up.valid, 0);
 

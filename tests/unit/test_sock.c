@@ -1,5 +1,5 @@
 /* Unit tests for common/sock.c address helpers: which peers count as the same client for the
- * daemon's per-client session limit. */
+ * daemon's per-client session limit, and how addresses print. */
 #include <arpa/inet.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -50,10 +50,39 @@ static void test_same_client(void **state)
 	assert_false(same("2001:db8:1:2::1", "192.0.2.1"));
 }
 
+/* Addresses print with and without the port; a mapped address prints as IPv4. */
+static void test_addr_str(void **state)
+{
+	static const struct {
+		const char *in, *ip, *full;
+	} c[] = {
+		{ "192.0.2.1", "192.0.2.1", "192.0.2.1:4750" },
+		{ "::ffff:192.0.2.7", "192.0.2.7", "192.0.2.7:4750" },
+		{ "2001:db8::1", "2001:db8::1", "[2001:db8::1]:4750" },
+	};
+	char buf[64];
+	struct sockaddr_storage ss;
+
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		ss = addr(c[i].in, 4750);
+		sock_ip_str((struct sockaddr *)&ss, buf, sizeof(buf));
+		assert_string_equal(buf, c[i].ip);
+		sock_addr_str((struct sockaddr *)&ss, buf, sizeof(buf));
+		assert_string_equal(buf, c[i].full);
+	}
+	memset(&ss, 0, sizeof(ss));
+	sock_ip_str((struct sockaddr *)&ss, buf, sizeof(buf));
+	assert_string_equal(buf, "?");
+	ss = addr("2001:db8::1", 1);
+	sock_ip_str((struct sockaddr *)&ss, buf, 4); /* too small: "?" rather than a cut address */
+	assert_string_equal(buf, "?");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_same_client),
+		cmocka_unit_test(test_addr_str),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,249 @@
+/* tls: SSL_CTX set-up for both ends, the client's deadline-bound blocking handshake and I/O
+ * (the control handshake is blocking, see client/ctrl.c), and error strings. */
+#include "common/tls.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <openssl/err.h>
+#include <openssl/x509v3.h>
+
+#include "common/clock.h"
+#include "common/wire.h"
+
+/* A TLS record header starts with content type 22 (handshake) and major version 3. As a
+ * control frame length that is 0x1603xxxx, far above WIRE_CTRL_MAX, so a plain control
+ * connection can never start this way. */
+_Static_assert(0x16030000u > WIRE_CTRL_MAX, "a TLS record must not look like a control frame");
+
+int tls_is_handshake(const uint8_t *buf, size_t len)
+{
+	return len >= 2 && buf[0] == 0x16 && buf[1] == 0x03;
+}
+
+const char *tls_error_string(unsigned long e)
+{
+	const char *s = e ? ERR_reason_error_string(e) : NULL;
+
+	return s ? s : "unknown TLS error";
+}
+
+/* The reason of the first queued OpenSSL error (then clears the queue), or dflt. */
+static const char *tls_take_error(const char *dflt)
+{
+	unsigned long e = ERR_peek_error();
+	const char *s = e ? tls_error_string(e) : dflt;
+
+	ERR_clear_error();
+	return s;
+}
+
+/* Settings both ends share: TLS 1.2 at least (1.3 is chosen whenever both can), no
+ * renegotiation (an event-driven peer gains nothing from it and it costs CPU on demand). */
+static SSL_CTX *tls_ctx_new(const SSL_METHOD *method)
+{
+	SSL_CTX *ctx = SSL_CTX_new(method);
+
+	if (ctx == NULL)
+		return NULL;
+	if (SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION) != 1) {
+		SSL_CTX_free(ctx);
+		return NULL;
+	}
+	SSL_CTX_set_options(ctx, SSL_OP_NO_RENEGOTIATION);
+	return ctx;
+}
+
+SSL_CTX *tls_server_ctx(const char *cert_file, const char *key_file, char *err, size_t errlen)
+{
+	SSL_CTX *ctx;
+
+	ERR_clear_error();
+	ctx = tls_ctx_new(TLS_server_method());
+	if (ctx == NULL) {
+		snprintf(err, errlen, "cannot create a TLS context: %s", tls_take_error("out of memory"));
+		return NULL;
+	}
+	/* Clients never resume: tickets would only cost a write per connection. */
+	if (SSL_CTX_set_num_tickets(ctx, 0) != 1 ||
+	    SSL_CTX_use_certificate_chain_file(ctx, cert_file) != 1) {
+		snprintf(err, errlen, "%s: cannot load the TLS certificate: %s", cert_file,
+			 tls_take_error("not a PEM certificate"));
+		SSL_CTX_free(ctx);
+		return NULL;
+	}
+	if (SSL_CTX_use_PrivateKey_file(ctx, key_file, SSL_FILETYPE_PEM) != 1) {
+		if (ERR_GET_REASON(ERR_peek_last_error()) == X509_R_KEY_VALUES_MISMATCH)
+			snprintf(err, errlen, "%s does not match the certificate in %s", key_file,
+				 cert_file);
+		else
+			snprintf(err, errlen, "%s: cannot load the TLS key: %s", key_file,
+				 tls_take_error("not a PEM private key"));
+		ERR_clear_error();
+		SSL_CTX_free(ctx);
+		return NULL;
+	}
+	if (SSL_CTX_check_private_key(ctx) != 1) {
+		snprintf(err, errlen, "%s does not match the certificate in %s", key_file, cert_file);
+		ERR_clear_error();
+		SSL_CTX_free(ctx);
+		return NULL;
+	}
+	return ctx;
+}
+
+SSL_CTX *tls_client_ctx(const char *ca_file, int insecure, char *err, size_t errlen)
+{
+	SSL_CTX *ctx;
+	int ok;
+
+	ERR_clear_error();
+	ctx = tls_ctx_new(TLS_client_method());
+	if (ctx == NULL) {
+		snprintf(err, errlen, "cannot create a TLS context: %s", tls_take_error("out of memory"));
+		return NULL;
+	}
+	if (insecure) {
+		SSL_CTX_set_verify(ctx, SSL_VERIFY_NONE, NULL);
+		return ctx;
+	}
+	SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, NULL);
+	ok = ca_file ? SSL_CTX_load_verify_locations(ctx, ca_file, NULL)
+		     : SSL_CTX_set_default_verify_paths(ctx);
+	if (ok != 1) {
+		snprintf(err, errlen, "%s: cannot load the trusted certificates: %s",
+			 ca_file ? ca_file : "system store", tls_take_error("not PEM"));
+		SSL_CTX_free(ctx);
+		return NULL;
+	}
+	return ctx;
+}
+
+/* Waits until fd is ready for what the last SSL call wants, or the deadline. 0 or -1. */
+static int tls_wait(SSL *ssl, int fd, int rc, int64_t deadline_ns)
+{
+	int e = SSL_get_error(ssl, rc);
+	struct pollfd pfd = { .fd = fd };
+	int64_t left;
+	int n;
+
+	if (e != SSL_ERROR_WANT_READ && e != SSL_ERROR_WANT_WRITE) {
+		errno = (e == SSL_ERROR_ZERO_RETURN ||
+			 (e == SSL_ERROR_SYSCALL && ERR_peek_error() == 0)) ? ECONNRESET : EPROTO;
+		return -1;
+	}
+	pfd.events = e == SSL_ERROR_WANT_READ ? POLLIN : POLLOUT;
+	for (;;) {
+		left = (deadline_ns - clock_mono_ns()) / NS_PER_MS;
+		if (left <= 0) {
+			errno = ETIMEDOUT;
+			return -1;
+		}
+		n = poll(&pfd, 1, (int)left);
+		if (n > 0)
+			return 0;
+		if (n < 0 && errno != EINTR)
+			return -1;
+	}
+}
+
+/* Tells the SSL which name or address the certificate must carry. */
+static int tls_set_peer(SSL *ssl, const char *host)
+{
+	struct in6_addr a6;
+	struct in_addr a4;
+
+	if (inet_pton(AF_INET, host, &a4) == 1 || inet_pton(AF_INET6, host, &a6) == 1)
+		return X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), host) == 1 ? 0 : -1;
+	if (SSL_set1_host(ssl, host) != 1 || SSL_set_tlsext_host_name(ssl, host) != 1)
+		return -1;
+	return 0;
+}
+
+/* One sentence for a failed handshake: the certificate's problem when there was one; a hint
+ * when the server closed or answered in plain text, as one without TLS configured does. */
+static void tls_connect_error(SSL *ssl, const char *host, char *err, size_t errlen)
+{
+	long v = SSL_get_verify_result(ssl);
+	int r = ERR_GET_REASON(ERR_peek_error());
+	const char *hint = (r == SSL_R_UNEXPECTED_EOF_WHILE_READING ||
+			    r == SSL_R_WRONG_VERSION_NUMBER || errno == ECONNRESET)
+				   ? " (the server may not offer TLS)" : "";
+
+	if (errno == ETIMEDOUT)
+		snprintf(err, errlen, "TLS handshake with %s failed: timed out", host);
+	else if (v != X509_V_OK)
+		snprintf(err, errlen, "TLS handshake with %s failed: certificate verify failed (%s)",
+			 host, X509_verify_cert_error_string(v));
+	else
+		snprintf(err, errlen, "TLS handshake with %s failed: %s%s", host,
+			 tls_take_error("the server closed the connection"), hint);
+	ERR_clear_error();
+}
+
+SSL *tls_client_connect(SSL_CTX *ctx, int fd, const char *host, int64_t deadline_ns, char *err,
+			size_t errlen)
+{
+	SSL *ssl;
+	int rc;
+
+	ERR_clear_error();
+	ssl = SSL_new(ctx);
+	if (ssl == NULL || SSL_set_fd(ssl, fd) != 1 ||
+	    (SSL_CTX_get_verify_mode(ctx) != SSL_VERIFY_NONE && tls_set_peer(ssl, host) < 0)) {
+		snprintf(err, errlen, "TLS handshake with %s failed: %s", host,
+			 tls_take_error("cannot set up TLS"));
+		SSL_free(ssl);
+		return NULL;
+	}
+	errno = 0;
+	while ((rc = SSL_connect(ssl)) != 1) {
+		if (tls_wait(ssl, fd, rc, deadline_ns) < 0) {
+			tls_connect_error(ssl, host, err, errlen);
+			SSL_free(ssl);
+			return NULL;
+		}
+	}
+	return ssl;
+}
+
+int tls_write_all(SSL *ssl, int fd, const void *buf, size_t len, int64_t deadline_ns)
+{
+	const uint8_t *p = buf;
+
+	while (len > 0) {
+		size_t n = 0;
+		int rc = SSL_write_ex(ssl, p, len, &n);
+
+		if (rc == 1) {
+			p += n;
+			len -= n;
+		} else if (tls_wait(ssl, fd, rc, deadline_ns) < 0) {
+			ERR_clear_error();
+			return -1;
+		}
+	}
+	return 0;
+}
+
+int tls_read_all(SSL *ssl, int fd, void *buf, size_t len, int64_t deadline_ns)
+{
+	uint8_t *p = buf;
+
+	while (len > 0) {
+		size_t n = 0;
+		int rc = SSL_read_ex(ssl, p, len, &n);
+
+		if (rc == 1) {
+			p += n;
+			len -= n;
+		} else if (tls_wait(ssl, fd, rc, deadline_ns) < 0) {
+			ERR_clear_error();
+			return -1;
+		}
+	}
+	return 0;
+}

@@ -1,0 +1,233 @@
+#!/usr/bin/env bash
+# The Debian package end to end: cpack builds it from this build tree; its file list, control
+# fields, conffiles and postinst are checked (postinst against stand-in adduser, getent,
+# sysctl and systemctl, so the host is not changed); then, from the extracted tree, the daemon
+# is started as root on loopback with --user nobody and must run every thread as nobody with
+# no capability and no_new_privs, serve a real client from the same tree, and exit 0 on
+# SIGTERM. A root start without a user refuses (or, if the account exists, runs as
+# "bloatmeter"), and allow-root = yes keeps root with a warning. Not root: the package checks
+# and an unprivileged run only.
+#   deb.sh BUILDDIR VERSION [CPACK]
+set -uo pipefail
+build=$1 version=$2 cpack=${3:-cpack}
+if ! command -v dpkg-deb > /dev/null; then
+	echo "SKIP: dpkg-deb is not installed"
+	exit 77
+fi
+work=$(mktemp -d)
+chmod 755 "$work" # the extracted tree is read by a daemon that is not root
+dpid=
+cleanup() {
+	if [ -n "$dpid" ]; then kill -KILL "$dpid" 2> /dev/null || true; wait "$dpid" 2> /dev/null || true; fi
+	rm -rf "$work"
+}
+trap cleanup EXIT
+fail=0
+check() { # NAME COMMAND...: runs the check, reports it, remembers a failure
+	local name=$1
+	shift
+	if "$@"; then echo "ok   $name"; else echo "FAIL $name"; fail=1; fi
+}
+
+# --- build
+if ! (cd "$build" && "$cpack" -G DEB -B "$work/pkg") > "$work/cpack.log" 2>&1; then
+	cat "$work/cpack.log"
+	echo "FAIL cpack -G DEB"
+	exit 1
+fi
+deb=$(ls "$work"/pkg/bloatmeter_"$version"_*.deb 2> /dev/null | head -1)
+if [ -z "$deb" ]; then
+	ls -R "$work/pkg"
+	echo "FAIL no bloatmeter_${version}_*.deb was built"
+	exit 1
+fi
+echo "ok   built $(basename "$deb")"
+
+# --- contents
+dpkg-deb -c "$deb" > "$work/listing"
+awk '{ print $NF }' "$work/listing" | sed 's|^\./|/|' > "$work/files"
+for p in /usr/bin/bloatmeter /usr/sbin/bloatmeterd /etc/bloatmeter/bloatmeterd.conf \
+	/lib/systemd/system/bloatmeterd.service /lib/systemd/system/bloatmeter-measure.service \
+	/lib/systemd/system/bloatmeter-measure.timer /usr/lib/sysctl.d/60-bloatmeter.conf \
+	/usr/share/man/man1/bloatmeter.1 /usr/share/man/man5/bloatmeterd.conf.5 \
+	/usr/share/man/man8/bloatmeterd.8 /usr/share/doc/bloatmeter/README.md \
+	/usr/share/doc/bloatmeter/bloatmeterd.conf.md; do
+	check "contains $p" grep -qx -- "$p" "$work/files"
+done
+check "nothing left in /usr/etc or /usr/lib/systemd" eval '! grep -Eq "^/usr/(etc|lib/systemd)" "$work/files"'
+check "bloatmeterd is mode 755 root/root" \
+	grep -Eq "^-rwxr-xr-x root/root .* \./usr/sbin/bloatmeterd$" "$work/listing"
+
+# --- control fields
+field() { dpkg-deb -f "$deb" "$1"; }
+check "Package: bloatmeter" test "$(field Package)" = bloatmeter
+check "Version: $version" test "$(field Version)" = "$version"
+check "Section: net" test "$(field Section)" = net
+check "Architecture: $(dpkg --print-architecture)" test "$(field Architecture)" = "$(dpkg --print-architecture)"
+check "Maintainer set" eval '[[ "$(field Maintainer)" == *"<"*"@"*">" ]]'
+check "Description has a summary and a body" eval '[ "$(field Description | wc -l)" -ge 2 ]'
+deps=$(field Depends)
+echo "     Depends: $deps"
+for d in adduser libc6 libevent-core libjson-c libssl libpcap; do
+	check "Depends names $d" grep -q -- "$d" <<< "$deps"
+done
+dpkg-deb -e "$deb" "$work/control"
+check "conffiles is /etc/bloatmeter/bloatmeterd.conf" \
+	test "$(cat "$work/control/conffiles")" = /etc/bloatmeter/bloatmeterd.conf
+check "postinst is executable sh" eval '[ -x "$work/control/postinst" ] && sh -n "$work/control/postinst"'
+
+# --- postinst with stand-ins that record their calls (getent's answer is chosen per run)
+mkdir -p "$work/fake"
+for t in adduser sysctl systemctl; do
+	printf '#!/bin/sh\necho "%s $*" >> "%s/calls"\n' "$t" "$work" > "$work/fake/$t"
+done
+printf '#!/bin/sh\nexit "${FAKE_GETENT_RC:-2}"\n' > "$work/fake/getent"
+chmod +x "$work"/fake/*
+postinst() { # GETENT_RC: runs postinst configure; its exit code
+	rm -f "$work/calls"
+	FAKE_GETENT_RC=$1 PATH="$work/fake:$PATH" sh "$work/control/postinst" configure 0.0
+}
+check "postinst without the user: exit 0" postinst 2
+check "postinst creates the system user" grep -Eq "^adduser --system --group .*bloatmeter$" "$work/calls"
+check "postinst applies the sysctl.d file" grep -q "^sysctl -q -p /usr/lib/sysctl.d/60-bloatmeter.conf" "$work/calls"
+check "postinst with the user: exit 0" postinst 0
+check "postinst is idempotent (no second adduser)" eval '! grep -q "^adduser" "$work/calls"'
+
+# --- run from the extracted tree
+root=$work/root
+dpkg-deb -x "$deb" "$root"
+d=$root/usr/sbin/bloatmeterd
+b=$root/usr/bin/bloatmeter
+conf=$root/etc/bloatmeter/bloatmeterd.conf
+out=$("$d" -n -c "$conf" 2>&1)
+check "the packaged configuration checks OK" test "$out" = "bloatmeterd: configuration OK ($conf)"
+check "the packaged man pages render" eval 'man -l "$root/usr/share/man/man8/bloatmeterd.8" > /dev/null 2>&1'
+
+# Starts the daemon with the given flags on a free port; sets dpid and port, or fails.
+start() {
+	for _ in 1 2 3 4 5; do
+		port=$((20000 + RANDOM % 40000))
+		"$d" -c "$conf" -b 127.0.0.1 -p "$port" -v "$@" > "$work/daemon.log" 2>&1 &
+		dpid=$!
+		for _ in $(seq 50); do
+			grep -q "listening on 127.0.0.1 port $port" "$work/daemon.log" && return 0
+			kill -0 "$dpid" 2> /dev/null || break
+			sleep 0.1
+		done
+		kill "$dpid" 2> /dev/null
+		wait "$dpid" 2> /dev/null
+		dpid=
+	done
+	cat "$work/daemon.log"
+	return 1
+}
+stop() { # SIGTERM; exit code 0 expected
+	kill -TERM "$dpid"
+	wait "$dpid"
+	local rc=$?
+	dpid=
+	return $rc
+}
+# Every thread's status: the uid and gid (all four), no capability, no_new_privs.
+threads_as() { # UID GID
+	local t n=0
+	for t in /proc/"$dpid"/task/*; do
+		n=$((n + 1))
+		grep -qx "Uid:	$1	$1	$1	$1" "$t/status" &&
+			grep -qx "Gid:	$2	$2	$2	$2" "$t/status" &&
+			grep -qx "CapEff:	0000000000000000" "$t/status" &&
+			grep -qx "CapPrm:	0000000000000000" "$t/status" &&
+			grep -qx "NoNewPrivs:	1" "$t/status" || { cat "$t/status"; return 1; }
+	done
+	echo "     $n threads as uid $1 gid $2, CapEff 0, NoNewPrivs 1"
+	[ "$n" -ge 3 ] # main, UDP reflector, DNS responder at least
+}
+
+if [ "$(id -u)" = 0 ]; then
+	uid=$(id -u nobody) gid=$(id -g nobody)
+	if start --user nobody; then
+		check "--user nobody: every thread dropped" threads_as "$uid" "$gid"
+		check "it logs the switch" grep -q "running as user nobody (uid $uid" "$work/daemon.log"
+		check "a client from the package completes a run" eval \
+			'"$b" -p "$port" --phases idle,download --idle 1 -t 2 --gap 0 -P 2 127.0.0.1 > "$work/client.out" 2>&1'
+		check "its report has the download phase" grep -Eq "^download[* ]" "$work/client.out"
+		check "SIGTERM: exit 0" stop
+	else
+		check "the daemon starts as root with --user nobody" false
+	fi
+
+	# Root without a user: the "bloatmeter" account or a refusal.
+	if getent passwd bloatmeter > /dev/null; then
+		if start; then
+			check "no user, account bloatmeter exists: runs as it" \
+				threads_as "$(id -u bloatmeter)" "$(id -g bloatmeter)"
+			check "SIGTERM: exit 0" stop
+		else
+			check "no user: the daemon starts as bloatmeter" false
+		fi
+	else
+		"$d" -c "$conf" -b 127.0.0.1 -p 1 > "$work/refuse.log" 2>&1
+		rc=$?
+		check "no user, no bloatmeter account: refuses with exit 1" test "$rc" = 1
+		check "and says what to set" grep -q 'started as root with no user to switch to: set "user = NAME" (or create the system user "bloatmeter"), or "allow-root = yes" to run as root' "$work/refuse.log"
+		check "without binding anything" eval '! grep -q "listening" "$work/refuse.log"'
+		if start --allow-root yes; then
+			check "allow-root = yes: still root" grep -qx "Uid:	0	0	0	0" /proc/"$dpid"/status
+			check "with no_new_privs" grep -qx "NoNewPrivs:	1" /proc/"$dpid"/status
+			check "and a warning" grep -q "warning: running as root (allow-root = yes)" "$work/daemon.log"
+			check "SIGTERM: exit 0" stop
+		else
+			check "allow-root = yes: the daemon starts" false
+		fi
+	fi
+	# Not root but holding an ambient capability (as a unit with AmbientCapabilities would):
+	# it binds a port below 1024 with it, then holds no capability at all.
+	if command -v setpriv > /dev/null; then
+		for _ in 1 2 3 4 5; do
+			port=$((900 + RANDOM % 100)) # and DNS on the next one
+			setpriv --reuid="$uid" --regid="$gid" --clear-groups --inh-caps=+net_bind_service \
+				--ambient-caps=+net_bind_service \
+				"$d" -c "$conf" -b 127.0.0.1 -p "$port" -v > "$work/daemon.log" 2>&1 &
+			dpid=$!
+			for _ in $(seq 50); do
+				grep -q "listening on 127.0.0.1 port $port" "$work/daemon.log" && break 2
+				kill -0 "$dpid" 2> /dev/null || break
+				sleep 0.1
+			done
+			kill "$dpid" 2> /dev/null
+			wait "$dpid" 2> /dev/null
+			dpid=
+		done
+		if [ -n "$dpid" ]; then
+			check "unprivileged with CAP_NET_BIND_SERVICE: bound port $port" true
+			check "then no capability (ambient and inheritable too)" eval \
+				'threads_as "$uid" "$gid" && grep -qx "CapAmb:	0000000000000000" /proc/"$dpid"/status &&
+				grep -qx "CapInh:	0000000000000000" /proc/"$dpid"/status'
+			check "SIGTERM: exit 0" stop
+		else
+			cat "$work/daemon.log"
+			check "unprivileged with CAP_NET_BIND_SERVICE: the daemon starts" false
+		fi
+	fi
+	# A user that is root is refused unless allowed.
+	"$d" -c "$conf" -b 127.0.0.1 -p 1 --user root > "$work/rootuser.log" 2>&1
+	rc=$?
+	check "--user root without allow-root: refused" eval '[ $rc = 1 ] && grep -q "is uid 0" "$work/rootuser.log"'
+else
+	echo "     not root: the unprivileged run only"
+	if start; then
+		check "not root: keeps its uid, no capability" threads_as "$(id -u)" "$(id -g)"
+		check "a client from the package completes a run" eval \
+			'"$b" -p "$port" --phases idle --idle 1 -q 127.0.0.1'
+		check "SIGTERM: exit 0" stop
+	else
+		check "the daemon starts" false
+	fi
+fi
+if [ "$fail" != 0 ]; then
+	echo "--- daemon log"
+	cat "$work/daemon.log"
+	[ -f "$work/client.out" ] && { echo "--- client"; cat "$work/client.out"; }
+fi
+[ "$fail" = 0 ] && echo "PASS packaging_deb"
+exit "$fail"

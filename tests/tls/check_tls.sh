@@ -1,0 +1,255 @@
+#!/usr/bin/env bash
+# Pre-shared keys and TLS on the control channel, on the host's 127.0.0.1 with free ports:
+# a throwaway CA signs a certificate for IP 127.0.0.1 and one for 127.0.0.2 (a wrong name);
+# daemon A has psk-file, tls-cert and tls-key (plain accepted too), daemon B has
+# tls-required = yes and the wrong-name certificate. Real clients check the right key over TLS
+# (a short test whose JSON parses), wrong and unknown keys, no key, a wrong CA, a wrong host
+# name, --insecure, plain against tls-required; hostile peers send garbage after 0x16 0x03,
+# a cut-off ClientHello, or 4 bytes, and the daemon must close them (counted) and serve the
+# next test. -n must refuse a key file other users can read. Usage: check_tls.sh BINDIR
+set -uo pipefail
+bindir=$1
+d=$bindir/bloatmeterd
+b=$bindir/bloatmeter
+command -v openssl > /dev/null || { echo "SKIP: no openssl"; exit 77; }
+command -v python3 > /dev/null || { echo "SKIP: no python3"; exit 77; }
+work=$(mktemp -d)
+pids=()
+cleanup() {
+	for p in "${pids[@]}"; do kill -KILL "$p" 2> /dev/null || true; wait "$p" 2> /dev/null || true; done
+	rm -rf "$work"
+}
+trap cleanup EXIT
+fail=0
+check() { # NAME COMMAND...: runs the check, reports it, remembers a failure
+	local name=$1
+	shift
+	if "$@"; then echo "ok   $name"; else echo "FAIL $name"; fail=1; fi
+}
+# Waits up to 5 s for a line matching $2 in log $1.
+wait_log() {
+	for _ in $(seq 50); do
+		grep -Eq -- "$2" "$1" && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# --- keys and certificates
+cd "$work" || exit 1
+gen_ca() { # NAME
+	openssl req -x509 -newkey rsa:2048 -nodes -keyout "$1.key" -out "$1.pem" -days 2 \
+		-subj "/CN=bloatmeter test $1" 2> /dev/null
+}
+gen_cert() { # NAME CA SAN
+	openssl req -newkey rsa:2048 -nodes -keyout "$1.key" -out "$1.csr" -subj "/CN=$1" 2> /dev/null &&
+		printf 'subjectAltName=%s\n' "$3" > "$1.ext" &&
+		openssl x509 -req -in "$1.csr" -CA "$2.pem" -CAkey "$2.key" -CAcreateserial \
+			-out "$1.pem" -days 2 -extfile "$1.ext" 2> /dev/null
+}
+if ! gen_ca ca || ! gen_ca otherca || ! gen_cert srv ca "IP:127.0.0.1" ||
+	! gen_cert wrongname ca "IP:127.0.0.2"; then
+	echo "FAIL tls_daemon: openssl could not make the test certificates"
+	exit 1
+fi
+chmod 600 ./*.key
+umask 077
+echo "# test keys" > server.psk
+echo "alice $(openssl rand -hex 32)" >> server.psk
+echo "bob $(openssl rand -hex 48)   # a longer key" >> server.psk
+grep '^alice' server.psk > alice.psk
+grep '^bob' server.psk | sed 's/ *#.*//' > bob.psk
+echo "alice $(openssl rand -hex 32)" > wrongkey.psk
+echo "mallory $(openssl rand -hex 32)" > unknown.psk
+umask 022
+
+# Started as root, the daemon must be told it may stay root (if it knows that option).
+root_line=
+if [ "$(id -u)" = 0 ] && "$d" --help | grep -q -- --allow-root; then root_line="allow-root = yes"; fi
+conf() { # FILE PORT EXTRA-LINES...
+	local f=$1 port=$2
+	shift 2
+	{
+		echo "port = $port"
+		echo "bind = 127.0.0.1"
+		echo "dns-port = 0"
+		echo "verbose = 2"
+		[ -n "$root_line" ] && echo "$root_line"
+		for l in "$@"; do echo "$l"; done
+	} > "$f"
+}
+
+# --- -n: files are opened and checked, not only named
+conf a.conf 4750 "psk-file = $work/server.psk" "tls-cert = $work/srv.pem" "tls-key = $work/srv.key"
+out=$("$d" -n -c a.conf 2>&1)
+check "-n with key file and certificate: OK" test "$?:$out" = "0:bloatmeterd: configuration OK (a.conf)"
+cp server.psk open.psk
+chmod 644 open.psk
+out=$("$d" -n -c a.conf --psk-file "$work/open.psk" 2>&1)
+rc=$?
+check "-n refuses a key file others can read, in one sentence" eval \
+	'[ $rc = 2 ] && [ "$(wc -l <<< "$out")" = 1 ] && grep -q "open.psk is accessible to other users" <<< "$out"'
+out=$("$d" -n -c a.conf --tls-key "$work/wrongname.key" 2>&1)
+rc=$?
+check "-n refuses a key that does not match the certificate" eval \
+	'[ $rc = 2 ] && grep -q "does not match the certificate" <<< "$out"'
+out=$("$d" -n -c a.conf --tls-cert "$work/missing.pem" 2>&1)
+rc=$?
+check "-n refuses a missing certificate" eval '[ $rc = 2 ] && grep -q "missing.pem" <<< "$out"'
+out=$("$d" -n -c a.conf --tls-required yes --tls-cert "$work/srv.pem" --tls-key "$work/srv.key" 2>&1)
+check "-n accepts tls-required with a certificate" test $? = 0
+
+# --- the daemons (a random port may be taken, so try a few)
+start() { # NAME CONF-EXTRA...: sets port_NAME
+	local name=$1 port
+	shift
+	for _ in 1 2 3 4 5; do
+		port=$((20000 + RANDOM % 40000))
+		conf "$name.conf" "$port" "$@"
+		"$d" -c "$name.conf" > "$name.log" 2>&1 &
+		local pid=$!
+		if wait_log "$name.log" "listening on 127.0.0.1 port $port"; then
+			pids+=("$pid")
+			eval "port_$name=$port pid_$name=$pid"
+			return 0
+		fi
+		kill "$pid" 2> /dev/null
+		wait "$pid" 2> /dev/null
+	done
+	cat "$name.log"
+	echo "FAIL tls_daemon: daemon $name did not start"
+	exit 1
+}
+start a "psk-file = $work/server.psk" "tls-cert = $work/srv.pem" "tls-key = $work/srv.key"
+start b "tls-cert = $work/wrongname.pem" "tls-key = $work/wrongname.key" "tls-required = yes"
+check "A says every session must authenticate" grep -q "pre-shared keys: 2 from" a.log
+check "B says TLS is required" grep -q "TLS control connections with .*(required)" b.log
+
+client() { # PORT OUT-PREFIX ARGS...: a 1 s idle-only run; its exit code
+	local port=$1 out=$2
+	shift 2
+	"$b" -p "$port" --phases idle --idle 1 -J "$@" > "$out.json" 2> "$out.err"
+}
+json_ok() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(0 if d["phases"] else 1)' "$1"; }
+one_sentence() { # ERRFILE PATTERN: exactly one line, and it matches
+	[ "$(wc -l < "$1")" = 1 ] && grep -q -- "$2" "$1"
+}
+
+client "$port_a" good --tls --ca ca.pem --psk-file alice.psk 127.0.0.1
+rc=$?
+check "right key over TLS with --ca: exit 0" test $rc = 0
+check "... and its JSON report parses" json_ok good.json
+check "... the daemon logged the key id" grep -q "authenticated with key alice" a.log
+client "$port_a" good2 --tls --ca ca.pem --psk-file bob.psk 127.0.0.1
+check "a second key (96 hex digits) from the same file" test $? = 0
+client "$port_a" plainpsk --psk-file alice.psk 127.0.0.1
+check "right key without TLS (plain accepted on A)" test $? = 0
+
+client "$port_a" wrongkey --tls --ca ca.pem --psk-file wrongkey.psk 127.0.0.1
+rc=$?
+check "wrong key: exit non-zero, one sentence" eval \
+	'[ $rc != 0 ] && one_sentence wrongkey.err "server rejected the pre-shared key"'
+check "... the daemon logged why at debug level" grep -q "authentication from .* failed: wrong MAC" a.log
+client "$port_a" unknown --tls --ca ca.pem --psk-file unknown.psk 127.0.0.1
+rc=$?
+check "unknown key id: the same sentence" eval \
+	'[ $rc != 0 ] && one_sentence unknown.err "server rejected the pre-shared key"'
+client "$port_a" nokey --tls --ca ca.pem 127.0.0.1
+rc=$?
+check "no --psk-file against a PSK server: clear error" eval \
+	'[ $rc != 0 ] && one_sentence nokey.err "the server requires a pre-shared key (--psk-file)"'
+client "$port_b" noproof --tls --insecure --psk-file alice.psk 127.0.0.1
+rc=$?
+check "a key against a server without keys: the client refuses" eval \
+	'[ $rc != 0 ] && grep -q "server could not prove the pre-shared key" noproof.err'
+cp alice.psk loose.psk
+chmod 644 loose.psk
+client "$port_a" loose --tls --ca ca.pem --psk-file loose.psk 127.0.0.1
+rc=$?
+check "a client key file others can read is refused" eval \
+	'[ $rc != 0 ] && one_sentence loose.err "loose.psk is accessible to other users"'
+
+client "$port_a" wrongca --tls --ca otherca.pem --psk-file alice.psk 127.0.0.1
+rc=$?
+check "wrong CA: certificate verify failed, one sentence" eval \
+	'[ $rc != 0 ] && one_sentence wrongca.err "TLS handshake with 127.0.0.1 failed: certificate verify failed"'
+check "... counted on the daemon" wait_log a.log "TLS handshake from .* failed: .*unknown ca"
+client "$port_b" wrongname --tls --ca ca.pem 127.0.0.1
+rc=$?
+check "certificate for another address: verify failed" eval \
+	'[ $rc != 0 ] && one_sentence wrongname.err "certificate verify failed (.*mismatch)"'
+client "$port_b" insecure --tls --insecure 127.0.0.1
+rc=$?
+check "--insecure: works, with a warning" eval \
+	'[ $rc = 0 ] && json_ok insecure.json && grep -q "insecure: the server.s certificate is not checked" insecure.err'
+client "$port_b" plain 127.0.0.1
+rc=$?
+check "plain client against tls-required: clear error" eval \
+	'[ $rc != 0 ] && one_sentence plain.err "accepts control connections only over TLS"'
+start c "max-sessions = 2"
+client "$port_c" notls --tls --ca ca.pem 127.0.0.1
+rc=$?
+check "--tls against a server without a certificate: clear error" eval \
+	'[ $rc != 0 ] && one_sentence notls.err "TLS handshake with 127.0.0.1 failed: .*(the server may not offer TLS)"'
+"$b" -p "$port_a" --ca ca.pem 127.0.0.1 > /dev/null 2> ca-alone.out
+rc=$?
+check "--ca without --tls is bad usage" eval '[ $rc = 2 ] && grep -q "need --tls" ca-alone.out'
+
+# --- hostile bytes after a TLS record header: closed (counted), never blocking the daemon
+cat > hostile.py << 'EOF'
+import socket, ssl, sys, time, os
+port, kind = int(sys.argv[1]), sys.argv[2]
+s = socket.create_connection(("127.0.0.1", port), timeout=10)
+if kind == "garbage":
+    s.sendall(b"\x16\x03\x01\x00\x40" + os.urandom(64) + b"\x16\x03" + os.urandom(4000))
+elif kind == "short":
+    s.sendall(b"\x16\x03\x01\x02")
+    s.close()
+    sys.exit(0)
+else:  # a real ClientHello, cut off after 60 bytes: the handshake never completes
+    ctx = ssl.create_default_context()
+    ctx.check_hostname = False
+    ctx.verify_mode = ssl.CERT_NONE
+    inc, out = ssl.MemoryBIO(), ssl.MemoryBIO()
+    obj = ctx.wrap_bio(inc, out, server_side=False)
+    try:
+        obj.do_handshake()
+    except ssl.SSLWantReadError:
+        pass
+    s.sendall(out.read()[:60])
+t0 = time.monotonic()
+try:
+    while s.recv(4096):
+        pass
+except OSError:
+    pass
+print("%.1f" % (time.monotonic() - t0))
+EOF
+python3 hostile.py "$port_a" garbage > garbage.out 2>&1
+check "garbage after 0x16 0x03: the daemon closes at once" \
+	awk '{ exit !($1 < 1) }' garbage.out
+python3 hostile.py "$port_a" cut > cut.out 2>&1 &
+cutpid=$!
+python3 hostile.py "$port_a" short > /dev/null 2>&1
+sleep 0.5
+client "$port_a" during --tls --ca ca.pem --psk-file alice.psk 127.0.0.1
+check "a test runs while a cut-off handshake waits" test $? = 0
+wait "$cutpid"
+check "the cut-off handshake is closed by the handshake timeout (<= 6 s)" \
+	awk '{ exit !($1 >= 1 && $1 <= 6.5) }' cut.out
+client "$port_a" after --tls --ca ca.pem --psk-file alice.psk 127.0.0.1
+check "the daemon still serves a test afterwards" eval '[ $? = 0 ] && json_ok after.json'
+check "the daemon is alive" kill -0 "$pid_a"
+
+# --- counters, logged at a clean stop
+kill -TERM "$pid_a"
+wait "$pid_a"
+check "SIGTERM: exit 0" test $? = 0
+pids=("$pid_b" "$pid_c")
+check "counted: 2 failed authentications" grep -q "authentication failed 2," a.log
+check "counted: at least 4 failed TLS handshakes" \
+	grep -Eq "TLS handshakes failed ([4-9]|[1-9][0-9])" a.log
+if [ "$fail" != 0 ]; then
+	for f in a.log b.log ./*.err ./*.out; do echo "--- $f"; cat "$f"; done
+fi
+exit "$fail"
