@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "common/clock.h"
+#include "common/fileio.h"
 #include "common/log.h"
 #include "common/stats.h"
 #include "common/util.h"
@@ -279,34 +280,11 @@ int fleet_parse_text(struct fleet *f, const char *text, size_t len, uint16_t def
 	return 0;
 }
 
-/* Reads up to FLEET_MAX_FILE bytes of fd; the length, or -1 (errno set, or *toolong). */
-static ssize_t fleet_read(int fd, char *buf, int *toolong)
-{
-	size_t len = 0;
-
-	*toolong = 0;
-	for (;;) {
-		ssize_t n = read(fd, buf + len, FLEET_MAX_FILE + 1 - len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -1;
-		if (n == 0)
-			return (ssize_t)len;
-		len += (size_t)n;
-		if (len > FLEET_MAX_FILE) {
-			*toolong = 1;
-			return -1;
-		}
-	}
-}
-
 int fleet_load_file(struct fleet *f, const char *path, uint16_t default_port, char *err,
 		    size_t errlen)
 {
 	char *buf = malloc(FLEET_MAX_FILE + 1), why[FLEET_ERR_MAX];
-	int fd, toolong = 0, rc = -1;
+	int fd, rc = -1;
 	ssize_t len;
 
 	if (buf == NULL)
@@ -316,8 +294,8 @@ int fleet_load_file(struct fleet *f, const char *path, uint16_t default_port, ch
 		snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
 		goto out;
 	}
-	len = fleet_read(fd, buf, &toolong);
-	if (len < 0 && toolong)
+	len = fileio_read_bounded(fd, buf, FLEET_MAX_FILE);
+	if (len < 0 && errno == EFBIG)
 		snprintf(err, errlen, "%s: larger than %d KiB", path, FLEET_MAX_FILE / 1024);
 	else if (len < 0)
 		snprintf(err, errlen, "%s: cannot read: %s", path, strerror(errno));

@@ -120,23 +120,18 @@ static void load_on_answer(struct load_flow *f, const struct record_hdr *h, int6
  * limited. Recomputed whenever a flow opens or closes. */
 static void load_pace_uploads(struct load *l)
 {
-	uint32_t v = UINT32_MAX; /* no cap */
+	uint64_t share;
 	int n = 0;
 
 	if (l->opts.max_rate_bps == 0)
 		return;
 	for (int i = 0; i < l->n; i++)
 		n += l->flows[i].up && l->flows[i].fd >= 0 && !l->flows[i].connecting;
-	if (n > 0) {
-		uint64_t share = l->opts.max_rate_bps / 8 / (uint64_t)n;
-
-		v = share == 0 ? 1 : share >= UINT32_MAX ? UINT32_MAX - 1 : (uint32_t)share;
-	}
+	share = sock_pacing_share(l->opts.max_rate_bps, n);
 	for (int i = 0; i < l->n; i++) {
 		struct load_flow *f = &l->flows[i];
 
-		if (f->up && f->fd >= 0 && !f->connecting &&
-		    setsockopt(f->fd, SOL_SOCKET, SO_MAX_PACING_RATE, &v, sizeof(v)) < 0)
+		if (f->up && f->fd >= 0 && !f->connecting && sock_set_pacing(f->fd, share) < 0)
 			log_debug("SO_MAX_PACING_RATE: %s", strerror(errno));
 	}
 }

@@ -15,6 +15,7 @@
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 
+#include "common/fileio.h"
 #include "common/util.h"
 #include "common/wire.h"
 
@@ -231,28 +232,6 @@ int auth_parse_keys(const char *text, size_t len, size_t max_keys, struct auth_k
 	return 0;
 }
 
-/* Reads up to AUTH_MAX_FILE bytes; the length or -1 (errno set; EFBIG when larger). */
-static ssize_t auth_read(int fd, char *buf)
-{
-	size_t len = 0;
-
-	for (;;) {
-		ssize_t n = read(fd, buf + len, AUTH_MAX_FILE + 1 - len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -1;
-		if (n == 0)
-			return (ssize_t)len;
-		len += (size_t)n;
-		if (len > AUTH_MAX_FILE) {
-			errno = EFBIG;
-			return -1;
-		}
-	}
-}
-
 /* The file must be a regular file that other users cannot read or change: anyone who reads a
  * key can pose as its client (or, on the client, as the server). */
 static int auth_check_mode(int fd, const char *path, char *err, size_t errlen)
@@ -299,7 +278,7 @@ int auth_load_keys(const char *path, size_t max_keys, struct auth_keys *out, cha
 		close(fd);
 		return -1;
 	}
-	len = auth_read(fd, buf);
+	len = fileio_read_bounded(fd, buf, AUTH_MAX_FILE);
 	if (len < 0 && errno == EFBIG)
 		snprintf(err, errlen, "%s: larger than %d KiB", path, AUTH_MAX_FILE / 1024);
 	else if (len < 0)

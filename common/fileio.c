@@ -1,4 +1,5 @@
-/* fileio: short-write-safe and atomic file writes for reports and exports. */
+/* fileio: short-write-safe and atomic file writes for reports and exports; bounded reads of
+ * input files. */
 #include "common/fileio.h"
 
 #include <errno.h>
@@ -10,6 +11,27 @@
 #include <unistd.h>
 
 #include "common/util.h"
+
+ssize_t fileio_read_bounded(int fd, char *buf, size_t max)
+{
+	size_t len = 0;
+
+	for (;;) {
+		ssize_t n = read(fd, buf + len, max + 1 - len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -1;
+		if (n == 0)
+			return (ssize_t)len;
+		len += (size_t)n;
+		if (len > max) {
+			errno = EFBIG;
+			return -1;
+		}
+	}
+}
 
 int fileio_write_all(int fd, const void *data, size_t len)
 {

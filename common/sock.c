@@ -409,3 +409,23 @@ int sock_set_dscp(int fd, int dscp)
 		return setsockopt(fd, IPPROTO_IPV6, IPV6_TCLASS, &tos, sizeof(tos));
 	return setsockopt(fd, IPPROTO_IP, IP_TOS, &tos, sizeof(tos));
 }
+
+uint64_t sock_pacing_share(uint64_t max_bps, int nflows)
+{
+	uint64_t share;
+
+	if (max_bps == 0 || nflows <= 0)
+		return 0;
+	share = max_bps / 8 / (uint64_t)nflows;
+	return share > 0 ? share : 1; /* 0 would mean "no cap" */
+}
+
+int sock_set_pacing(int fd, uint64_t bytes_per_s)
+{
+	/* ~0U is the kernel's "no cap"; the 32-bit form works on every kernel. */
+	uint32_t v = bytes_per_s == 0 ? UINT32_MAX
+		     : bytes_per_s >= UINT32_MAX ? UINT32_MAX - 1
+						 : (uint32_t)bytes_per_s;
+
+	return setsockopt(fd, SOL_SOCKET, SO_MAX_PACING_RATE, &v, sizeof(v));
+}

@@ -80,4 +80,14 @@ int sock_same_ip(const struct sockaddr *a, const struct sockaddr *b);
 int sock_same_client(const struct sockaddr *a, const struct sockaddr *b);
 uint16_t sock_port(const struct sockaddr *sa);
 
+/* Bytes per second each of nflows flows may send so that together they stay at max_bps
+ * (bits/s); 0 when there is no cap or no flow. */
+uint64_t sock_pacing_share(uint64_t max_bps, int nflows);
+/* Sets SO_MAX_PACING_RATE on fd to bytes_per_s, or lifts the cap for 0. Linux TCP paces by
+ * itself when no fq qdisc is on the path (kernel commit 218af599fa63, "tcp: internal
+ * implementation for pacing", Linux 4.13); either way the cap counts TCP payload only. Values
+ * above 2^32 - 2 bytes/s (34 Gbit/s) are capped there (the 32-bit form every kernel takes).
+ * 0 or -1 with errno. */
+int sock_set_pacing(int fd, uint64_t bytes_per_s);
+
 #endif

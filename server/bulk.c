@@ -39,16 +39,16 @@ static void bulk_unlink(struct bulk_flow *f)
 }
 
 /* A rate-limited session's download flows share max-rate equally (the kernel paces each
- * socket, see limits_set_pacing); recomputed whenever one attaches or closes, so the
+ * socket, see sock_set_pacing); recomputed whenever one attaches or closes, so the
  * session's total stays at the cap whatever the client's flow count. */
 static void bulk_pace(struct session *sess)
 {
-	uint64_t share = limits_pacing_share(sess->max_rate_bps, sess->nflows[0]);
+	uint64_t share = sock_pacing_share(sess->max_rate_bps, sess->nflows[0]);
 
 	if (sess->max_rate_bps == 0)
 		return;
 	for (struct bulk_flow *f = sess->flows; f; f = f->next)
-		if (f->dir == WIRE_DIR_DOWN && limits_set_pacing(f->fd, share) < 0)
+		if (f->dir == WIRE_DIR_DOWN && sock_set_pacing(f->fd, share) < 0)
 			log_debug("session %llu: SO_MAX_PACING_RATE on flow %u: %s",
 				  (unsigned long long)sess->id, f->flow_id, strerror(errno));
 }

@@ -99,26 +99,6 @@ void limits_format_rate(uint64_t bps, char *buf, size_t len)
 		snprintf(buf, len, "%llu bit/s", (unsigned long long)bps);
 }
 
-uint64_t limits_pacing_share(uint64_t max_bps, int nflows)
-{
-	uint64_t share;
-
-	if (max_bps == 0 || nflows <= 0)
-		return 0;
-	share = max_bps / 8 / (uint64_t)nflows;
-	return share > 0 ? share : 1; /* 0 would mean "no cap" */
-}
-
-int limits_set_pacing(int fd, uint64_t bytes_per_s)
-{
-	/* ~0U is the kernel's "no cap"; the 32-bit form works on every kernel. */
-	uint32_t v = bytes_per_s == 0 ? UINT32_MAX
-		     : bytes_per_s >= UINT32_MAX ? UINT32_MAX - 1
-						 : (uint32_t)bytes_per_s;
-
-	return setsockopt(fd, SOL_SOCKET, SO_MAX_PACING_RATE, &v, sizeof(v));
-}
-
 int limits_retry_after_s(int64_t earliest_end_ns, int64_t now_ns, int lo_s, int hi_s)
 {
 	int64_t left;

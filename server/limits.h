@@ -48,16 +48,6 @@ int limits_parse_rate(const char *s, uint64_t *bps);
 /* bps as "20 Mbit/s" (or "none" for 0), for logs. */
 void limits_format_rate(uint64_t bps, char *buf, size_t len);
 
-/* Bytes per second each of nflows flows may send so that together they stay at max_bps
- * (bits/s); 0 when there is no cap or no flow. */
-uint64_t limits_pacing_share(uint64_t max_bps, int nflows);
-/* Sets SO_MAX_PACING_RATE on fd to bytes_per_s, or lifts the cap for 0. Linux TCP paces by
- * itself when no fq qdisc is on the path (kernel commit 218af599fa63, "tcp: internal
- * implementation for pacing", Linux 4.13); either way the cap counts TCP payload only. Values
- * above 2^32 - 2 bytes/s (34 Gbit/s) are capped there (the 32-bit form every kernel takes).
- * 0 or -1 with errno. */
-int limits_set_pacing(int fd, uint64_t bytes_per_s);
-
 /* Seconds a refused client should wait: until earliest_end_ns (the earliest end among the
  * sessions in its way; 0 = none known), rounded up, within lo_s..hi_s. */
 int limits_retry_after_s(int64_t earliest_end_ns, int64_t now_ns, int lo_s, int hi_s);

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "common/dns.h"
+#include "common/fileio.h"
 #include "common/util.h"
 #include "server/http.h"
 #include "server/limits.h"
@@ -454,34 +455,10 @@ int srvconfig_parse(const char *text, size_t len, struct server_config *cfg, cha
 	return 0;
 }
 
-/* Reads up to SRVCONFIG_MAX_FILE bytes of fd into buf; the length, or -1 (errno set, or 0
- * with *toolong when the file is larger). */
-static ssize_t srvconfig_read(int fd, char *buf, int *toolong)
-{
-	size_t len = 0;
-
-	*toolong = 0;
-	for (;;) {
-		ssize_t n = read(fd, buf + len, SRVCONFIG_MAX_FILE + 1 - len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -1;
-		if (n == 0)
-			return (ssize_t)len;
-		len += (size_t)n;
-		if (len > SRVCONFIG_MAX_FILE) {
-			*toolong = 1;
-			return -1;
-		}
-	}
-}
-
 int srvconfig_load(const char *path, struct server_config *cfg, char *err, size_t errlen)
 {
 	char *buf = malloc(SRVCONFIG_MAX_FILE + 1), why[SRVCONFIG_ERR_MAX];
-	int fd, toolong = 0, rc = -1;
+	int fd, rc = -1;
 	ssize_t len;
 
 	if (buf == NULL) {
@@ -494,8 +471,8 @@ int srvconfig_load(const char *path, struct server_config *cfg, char *err, size_
 		free(buf);
 		return -1;
 	}
-	len = srvconfig_read(fd, buf, &toolong);
-	if (len < 0 && toolong)
+	len = fileio_read_bounded(fd, buf, SRVCONFIG_MAX_FILE);
+	if (len < 0 && errno == EFBIG)
 		snprintf(err, errlen, "%s: larger than %d KiB", path, SRVCONFIG_MAX_FILE / 1024);
 	else if (len < 0)
 		snprintf(err, errlen, "%s: cannot read: %s", path, strerror(errno));

@@ -21,26 +21,7 @@ if [ ! -x "$chromium" ]; then
 	echo "SKIP: no $chromium"
 	exit 77
 fi
-work=$(mktemp -d)
-dpid=
-cleanup() {
-	if [ -n "$dpid" ]; then kill -KILL "$dpid" 2> /dev/null || true; wait "$dpid" 2> /dev/null || true; fi
-	rm -rf "$work"
-}
-trap cleanup EXIT
-fail=0
-check() { # NAME COMMAND...: runs the check, reports it, remembers a failure
-	local name=$1
-	shift
-	if "$@"; then echo "ok   $name"; else echo "FAIL $name"; fail=1; fi
-}
-wait_log() { # PATTERN: waits up to 5 s for it in the daemon's log
-	for _ in $(seq 50); do
-		grep -Eq -- "$1" "$work/daemon.log" && return 0
-		sleep 0.1
-	done
-	return 1
-}
+. "$(dirname "$0")/../lib/harness.sh"
 code() { # CURL ARGS...: prints the HTTP status code
 	curl -s -o /dev/null -w '%{http_code}' --max-time 10 "$@"
 }

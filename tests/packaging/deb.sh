@@ -14,20 +14,8 @@ if ! command -v dpkg-deb > /dev/null; then
 	echo "SKIP: dpkg-deb is not installed"
 	exit 77
 fi
-work=$(mktemp -d)
+. "$(dirname "$0")/../lib/harness.sh"
 chmod 755 "$work" # the extracted tree is read by a daemon that is not root
-dpid=
-cleanup() {
-	if [ -n "$dpid" ]; then kill -KILL "$dpid" 2> /dev/null || true; wait "$dpid" 2> /dev/null || true; fi
-	rm -rf "$work"
-}
-trap cleanup EXIT
-fail=0
-check() { # NAME COMMAND...: runs the check, reports it, remembers a failure
-	local name=$1
-	shift
-	if "$@"; then echo "ok   $name"; else echo "FAIL $name"; fail=1; fi
-}
 
 # --- build
 if ! (cd "$build" && "$cpack" -G DEB -B "$work/pkg") > "$work/cpack.log" 2>&1; then

@@ -9,27 +9,7 @@ bindir=$1
 example=$2
 d=$bindir/bloatmeterd
 b=$bindir/bloatmeter
-work=$(mktemp -d)
-dpid=
-cleanup() {
-	if [ -n "$dpid" ]; then kill -KILL "$dpid" 2> /dev/null || true; wait "$dpid" 2> /dev/null || true; fi
-	rm -rf "$work"
-}
-trap cleanup EXIT
-fail=0
-check() { # NAME COMMAND...: runs the check, reports it, remembers a failure
-	local name=$1
-	shift
-	if "$@"; then echo "ok   $name"; else echo "FAIL $name"; fail=1; fi
-}
-# Waits up to 5 s for a line matching $1 in the daemon's log.
-wait_log() {
-	for _ in $(seq 50); do
-		grep -Eq -- "$1" "$work/daemon.log" && return 0
-		sleep 0.1
-	done
-	return 1
-}
+. "$(dirname "$0")/../lib/harness.sh"
 conf() { # PORT MAX_SESSIONS [EXTRA LINE]: writes the live configuration file
 	{
 		echo "# written by check_srvconfig.sh"

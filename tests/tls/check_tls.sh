@@ -13,27 +13,7 @@ d=$bindir/bloatmeterd
 b=$bindir/bloatmeter
 command -v openssl > /dev/null || { echo "SKIP: no openssl"; exit 77; }
 command -v python3 > /dev/null || { echo "SKIP: no python3"; exit 77; }
-work=$(mktemp -d)
-pids=()
-cleanup() {
-	for p in "${pids[@]}"; do kill -KILL "$p" 2> /dev/null || true; wait "$p" 2> /dev/null || true; done
-	rm -rf "$work"
-}
-trap cleanup EXIT
-fail=0
-check() { # NAME COMMAND...: runs the check, reports it, remembers a failure
-	local name=$1
-	shift
-	if "$@"; then echo "ok   $name"; else echo "FAIL $name"; fail=1; fi
-}
-# Waits up to 5 s for a line matching $2 in log $1.
-wait_log() {
-	for _ in $(seq 50); do
-		grep -Eq -- "$2" "$1" && return 0
-		sleep 0.1
-	done
-	return 1
-}
+. "$(dirname "$0")/../lib/harness.sh"
 
 # --- keys and certificates
 cd "$work" || exit 1
@@ -108,7 +88,7 @@ start() { # NAME CONF-EXTRA...: sets port_NAME
 		conf "$name.conf" "$port" "$@"
 		"$d" -c "$name.conf" > "$name.log" 2>&1 &
 		local pid=$!
-		if wait_log "$name.log" "listening on 127.0.0.1 port $port"; then
+		if wait_log "listening on 127.0.0.1 port $port" "$name.log"; then
 			pids+=("$pid")
 			eval "port_$name=$port pid_$name=$pid"
 			return 0
@@ -173,7 +153,7 @@ client "$port_a" wrongca --tls --ca otherca.pem --psk-file alice.psk 127.0.0.1
 rc=$?
 check "wrong CA: certificate verify failed, one sentence" eval \
 	'[ $rc != 0 ] && one_sentence wrongca.err "TLS handshake with 127.0.0.1 failed: certificate verify failed"'
-check "... counted on the daemon" wait_log a.log "TLS handshake from .* failed: .*unknown ca"
+check "... counted on the daemon" wait_log "TLS handshake from .* failed: .*unknown ca" a.log
 client "$port_b" wrongname --tls --ca ca.pem 127.0.0.1
 rc=$?
 check "certificate for another address: verify failed" eval \

@@ -126,17 +126,17 @@ static void test_pacing_share(void **state)
 {
 	int fd;
 
-	assert_true(limits_pacing_share(0, 4) == 0);
-	assert_true(limits_pacing_share(20000000, 0) == 0);
-	assert_true(limits_pacing_share(20000000, 1) == 2500000);
-	assert_true(limits_pacing_share(20000000, 4) == 625000);
-	assert_true(limits_pacing_share(7, 4) == 1); /* never 0, which would lift the cap */
+	assert_true(sock_pacing_share(0, 4) == 0);
+	assert_true(sock_pacing_share(20000000, 0) == 0);
+	assert_true(sock_pacing_share(20000000, 1) == 2500000);
+	assert_true(sock_pacing_share(20000000, 4) == 625000);
+	assert_true(sock_pacing_share(7, 4) == 1); /* never 0, which would lift the cap */
 	/* The kernel takes the value (and the lifted cap) on a TCP socket. */
 	fd = socket(AF_INET, SOCK_STREAM, 0);
 	assert_true(fd >= 0);
-	assert_int_equal(limits_set_pacing(fd, 2500000), 0);
-	assert_int_equal(limits_set_pacing(fd, 0), 0);
-	assert_int_equal(limits_set_pacing(fd, 1ULL << 40), 0);
+	assert_int_equal(sock_set_pacing(fd, 2500000), 0);
+	assert_int_equal(sock_set_pacing(fd, 0), 0);
+	assert_int_equal(sock_set_pacing(fd, 1ULL << 40), 0);
 	close(fd);
 }
 
