@@ -425,80 +425,94 @@ static void control_auth_welcome(const struct pending_ctrl *pc, json_object *w, 
 		json_object_object_add(w, "server_mac", json_object_new_string(mac));
 }
 
-/* Validates a hello and turns the pending connection into a session. */
-static void control_handle_hello(struct pending_ctrl *pc, struct bufferevent *bev, json_object *msg)
+/* Checks a hello's fields; 0, or -1 after an error reply. */
+static int control_hello_fields(struct server_ctx *srv, struct bufferevent *bev, json_object *msg,
+				const char **cc, int64_t *duration)
 {
-	struct server_ctx *srv = pc->srv;
-	/* pc stays owned by the caller; everything needed is copied into the session. */
-	const struct server_config *cfg = srv->cfg;
-	const char *cc;
-	int64_t duration;
-	char used[16], why[128] = "", hex[2 * WIRE_TOKEN_LEN + 1];
-	struct session *s;
-	json_object *w;
-
-	if (wire_get_str(msg, "cc", 15, &cc) < 0 ||
-	    wire_get_int(msg, "duration_s", 1, 86400, &duration) < 0) {
+	if (wire_get_str(msg, "cc", 15, cc) < 0 ||
+	    wire_get_int(msg, "duration_s", 1, 86400, duration) < 0) {
 		atomic_fetch_add(&srv->counters.ctrl_bad, 1);
 		control_fail(bev, "hello needs cc (string) and duration_s (1..86400)");
-		return;
+		return -1;
 	}
-	for (const char *c = cc; *c; c++) {
+	for (const char *c = *cc; *c; c++) {
 		if (!((*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') || *c == '_')) {
 			atomic_fetch_add(&srv->counters.ctrl_bad, 1);
 			control_fail(bev, "invalid congestion control name");
-			return;
+			return -1;
 		}
 	}
+	return 0;
+}
+
+/* The limits a new session must pass; 0, or -1 after an error or busy reply (counted by
+ * reason). A busy client learns when the first session in its way ends. */
+static int control_admit(struct server_ctx *srv, struct bufferevent *bev,
+			 const struct sockaddr *peer, int64_t duration)
+{
+	const struct server_config *cfg = srv->cfg;
+	int64_t now = clock_mono_ns();
+
 	if (duration > cfg->max_duration_s) {
 		atomic_fetch_add(&srv->counters.sessions_refused, 1);
 		atomic_fetch_add(&srv->counters.sessions_refused_duration, 1);
 		control_fail(bev, "requested duration exceeds this server's limit");
-		return;
+		return -1;
 	}
 	/* A connection accepted just before SIGTERM may still say hello during the drain. */
 	if (srv->shutting_down) {
 		atomic_fetch_add(&srv->counters.sessions_refused, 1);
 		atomic_fetch_add(&srv->counters.sessions_refused_shutdown, 1);
 		control_fail(bev, "server shutting down");
-		return;
+		return -1;
 	}
-	/* Busy: a slot frees when the first session in the way ends, which its requested
-	 * duration tells. */
 	if (srv->nsessions >= cfg->max_sessions) {
 		atomic_fetch_add(&srv->counters.sessions_refused_busy, 1);
-		control_busy(srv, bev, limits_retry_after_s(control_earliest_end(srv, NULL),
-							    clock_mono_ns(), 1, cfg->max_duration_s));
-		return;
+		control_busy(srv, bev, limits_retry_after_s(control_earliest_end(srv, NULL), now, 1,
+							    cfg->max_duration_s));
+		return -1;
 	}
-	if (control_client_sessions(srv, (struct sockaddr *)&pc->peer) >= cfg->max_sessions_per_client) {
+	if (control_client_sessions(srv, peer) >= cfg->max_sessions_per_client) {
 		atomic_fetch_add(&srv->counters.sessions_refused_per_client, 1);
-		control_busy(srv, bev,
-			     limits_retry_after_s(control_earliest_end(srv, (struct sockaddr *)&pc->peer),
-						  clock_mono_ns(), 1, cfg->max_duration_s));
-		return;
+		control_busy(srv, bev, limits_retry_after_s(control_earliest_end(srv, peer), now, 1,
+							    cfg->max_duration_s));
+		return -1;
 	}
 	if (limits_admission_busy(srv->admission)) {
 		atomic_fetch_add(&srv->counters.sessions_refused_admission, 1);
-		control_busy(srv, bev, limits_retry_after_s(control_earliest_end(srv, NULL),
-							    clock_mono_ns(), LIMITS_ADMISSION_RETRY_MIN_S,
+		control_busy(srv, bev, limits_retry_after_s(control_earliest_end(srv, NULL), now,
+							    LIMITS_ADMISSION_RETRY_MIN_S,
 							    LIMITS_ADMISSION_RETRY_MAX_S));
-		return;
+		return -1;
 	}
-	s = calloc(1, sizeof(*s));
+	return 0;
+}
+
+#define CC_USED_LEN 16 /* a congestion control name and its NUL */
+#define CC_WHY_LEN 128
+
+/* A new session for peer with its token registered for the reflector, linked into the
+ * server's list; NULL when out of memory or table space. used/why: what control_probe_cc
+ * said about cc. */
+static struct session *control_session_new(struct server_ctx *srv, struct bufferevent *bev,
+					   const struct sockaddr_storage *peer, const char *cc,
+					   int64_t duration, char *used, char *why)
+{
+	const struct server_config *cfg = srv->cfg;
+	struct session *s = calloc(1, sizeof(*s));
+
 	if (s == NULL || util_random(s->token, sizeof(s->token)) < 0 ||
-	    session_table_add(&srv->table, s->token, (struct sockaddr *)&pc->peer) < 0) {
+	    session_table_add(&srv->table, s->token, (const struct sockaddr *)peer) < 0) {
 		free(s);
-		control_fail(bev, "server cannot create a session now");
-		return;
+		return NULL;
 	}
 	s->id = ++srv->next_session_id;
 	s->srv = srv;
 	s->state = SESS_ACTIVE;
-	s->peer = pc->peer;
+	s->peer = *peer;
 	sock_addr_str((struct sockaddr *)&s->peer, s->peer_str, sizeof(s->peer_str));
 	snprintf(s->cc, sizeof(s->cc), "%s", cc);
-	s->cc_ok = control_probe_cc(cc, used, sizeof(used), why, sizeof(why));
+	s->cc_ok = control_probe_cc(cc, used, CC_USED_LEN, why, CC_WHY_LEN);
 	s->start_ns = clock_mono_ns();
 	/* Grace beyond the asked duration covers connection set-up and drain. */
 	s->deadline_ns = s->start_ns + (duration + 30) * NS_PER_SEC;
@@ -519,42 +533,68 @@ static void control_handle_hello(struct pending_ctrl *pc, struct bufferevent *be
 	s->live = calloc(1, sizeof(*s->live));
 	if (s->live)
 		testlive_init(s->live, s->start_ns, clock_real_ns());
+	return s;
+}
 
-	w = wire_ctrl_new("welcome");
+/* The welcome message of session s (docs/protocol.md). */
+static json_object *control_welcome(const struct session *s, const struct pending_ctrl *pc,
+				    const char *used, const char *why)
+{
+	const struct server_config *cfg = s->srv->cfg;
+	json_object *w = wire_ctrl_new("welcome");
+	char hex[2 * WIRE_TOKEN_LEN + 1];
+
 	wire_token_to_hex(s->token, hex);
 	json_object_object_add(w, "session", json_object_new_int64((int64_t)s->id));
 	json_object_object_add(w, "token", json_object_new_string(hex));
 	json_object_object_add(w, "udp_port", json_object_new_int(cfg->port));
 	json_object_object_add(w, "server_version", json_object_new_string(BM_VERSION));
-	json_object_object_add(w, "cc", json_object_new_string(cc));
+	json_object_object_add(w, "cc", json_object_new_string(s->cc));
 	json_object_object_add(w, "cc_ok", json_object_new_boolean(s->cc_ok));
-	json_object_object_add(w, "cc_used", json_object_new_string(s->cc_ok ? cc : used));
+	json_object_object_add(w, "cc_used", json_object_new_string(s->cc_ok ? s->cc : used));
 	if (!s->cc_ok)
 		json_object_object_add(w, "cc_error", json_object_new_string(why));
 	json_object_object_add(w, "max_flows", json_object_new_int(cfg->max_flows));
 	json_object_object_add(w, "max_rate_bps", json_object_new_int64((int64_t)s->max_rate_bps));
 	json_object_object_add(w, "udp_timestamps",
-			       json_object_new_string(srv->udp_ts_kernel ? "kernel" : "user"));
+			       json_object_new_string(s->srv->udp_ts_kernel ? "kernel" : "user"));
 	json_object_object_add(w, "dns_port", json_object_new_int(cfg->dns_port));
 	json_object_object_add(w, "dns_zone",
 			       json_object_new_string(cfg->dns_zone ? cfg->dns_zone : DNS_DEFAULT_ZONE));
 	control_auth_welcome(pc, w, hex);
 	/* This server accepts the client's `summary` message (older ones close on it). */
 	json_object_object_add(w, "summary", json_object_new_boolean(1));
+	return w;
+}
 
+/* Validates a hello and turns the pending connection into a session. */
+static void control_handle_hello(struct pending_ctrl *pc, struct bufferevent *bev, json_object *msg)
+{
+	struct server_ctx *srv = pc->srv;
+	struct timeval tick = { 0, STATS_INTERVAL_MS * 1000 };
+	char used[CC_USED_LEN] = "", why[CC_WHY_LEN] = "";
+	const char *cc;
+	int64_t duration;
+	struct session *s;
+
+	/* pc stays owned by the caller; the session copies what it needs. */
+	if (control_hello_fields(srv, bev, msg, &cc, &duration) < 0 ||
+	    control_admit(srv, bev, (struct sockaddr *)&pc->peer, duration) < 0)
+		return;
+	s = control_session_new(srv, bev, &pc->peer, cc, duration, used, why);
+	if (s == NULL) {
+		control_fail(bev, "server cannot create a session now");
+		return;
+	}
 	bufferevent_setcb(bev, session_read_callback, NULL, session_event_callback, s);
 	bufferevent_set_timeouts(bev, NULL, NULL);
 	s->tick = event_new(srv->base, -1, EV_PERSIST, session_tick_callback, s);
-	if (s->tick == NULL || control_send(bev, w) < 0) {
+	if (s->tick == NULL || event_add(s->tick, &tick) < 0 ||
+	    control_send(bev, control_welcome(s, pc, used, why)) < 0) {
 		session_free(s);
 		return;
 	}
-	{
-		struct timeval tv = { 0, STATS_INTERVAL_MS * 1000 };
-
-		event_add(s->tick, &tv);
-	}
-	log_info("session %llu from %s: cc %s%s", (unsigned long long)s->id, s->peer_str, cc,
+	log_info("session %llu from %s: cc %s%s", (unsigned long long)s->id, s->peer_str, s->cc,
 		 s->cc_ok ? "" : " (not settable here)");
 	/* The client may already have pipelined more; handle it in the session's context. */
 	session_read_callback(bev, s);

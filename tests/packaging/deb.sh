@@ -4,7 +4,8 @@
 # sysctl and systemctl, so the host is not changed); then, from the extracted tree, the daemon
 # is started as root on loopback with --user nobody and must run every thread as nobody with
 # no capability and no_new_privs, serve a real client from the same tree, and exit 0 on
-# SIGTERM. A root start without a user refuses (or, if the account exists, runs as
+# SIGTERM. Then the service as an ISP would run it (nobody, PSK, TLS required, max-rate,
+# the HTTP listener), again from the package. A root start without a user refuses (or, if the account exists, runs as
 # "bloatmeter"), and allow-root = yes keeps root with a warning. Not root: the package checks
 # and an unprivileged run only.
 #   deb.sh BUILDDIR VERSION [CPACK]
@@ -142,6 +143,65 @@ if [ "$(id -u)" = 0 ]; then
 		check "SIGTERM: exit 0" stop
 	else
 		check "the daemon starts as root with --user nobody" false
+	fi
+
+	# The service as an ISP runs it, all from the package's tree: started as root, dropped to
+	# nobody, with pre-shared keys and TLS required (key files readable by root only, so
+	# they must be read before the drop), a rate limit and the HTTP listener.
+	if command -v openssl > /dev/null; then
+		svc=$work/svc
+		mkdir -p "$svc"
+		(
+			cd "$svc" || exit 1
+			openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.pem -days 2 \
+				-subj "/CN=bloatmeter deb test CA" 2> /dev/null &&
+				openssl req -newkey rsa:2048 -nodes -keyout srv.key -out srv.csr \
+					-subj "/CN=127.0.0.1" 2> /dev/null &&
+				printf 'subjectAltName=IP:127.0.0.1\n' > srv.ext &&
+				openssl x509 -req -in srv.csr -CA ca.pem -CAkey ca.key -CAcreateserial \
+					-out srv.pem -days 2 -extfile srv.ext 2> /dev/null
+		) || echo "     openssl could not make the certificates"
+		umask 077
+		echo "isp-test $(openssl rand -hex 32)" > "$svc/keys.psk"
+		cp "$svc/keys.psk" "$svc/client.psk"
+		umask 022
+		chmod 600 "$svc"/*.key
+		chmod 755 "$svc"
+		http=$((20000 + RANDOM % 40000))
+		if start --user nobody --psk-file "$svc/keys.psk" --tls-cert "$svc/srv.pem" \
+			--tls-key "$svc/srv.key" --tls-required yes --max-rate 20M --http-port "$http"; then
+			check "service: every thread runs as nobody" threads_as "$uid" "$gid"
+			check "service: a TLS + PSK client from the package completes a download" eval \
+				'"$b" -p "$port" --tls --ca "$svc/ca.pem" --psk-file "$svc/client.psk" \
+					--phases idle,download --idle 1 -t 3 --gap 0 -P 2 -J 127.0.0.1 \
+					> "$work/svc.json" 2> "$work/svc.err"'
+			down=$(jq '.phases[] | select(.name == "download") | .throughput_mbps.down' \
+				"$work/svc.json" 2> /dev/null)
+			echo "     download under max-rate 20M: ${down:-?} Mbit/s"
+			check "service: the download kept to max-rate (≤ 21 Mbit/s)" \
+				awk -v d="${down:-999}" 'BEGIN { exit !(d > 0 && d <= 21) }'
+			check "service: a plain client is refused with one sentence" eval \
+				'! "$b" -p "$port" --phases idle --idle 1 127.0.0.1 > /dev/null 2> "$work/plain.err" &&
+				 [ "$(wc -l < "$work/plain.err")" = 1 ]'
+			check "service: a wrong key is refused" eval \
+				'echo "isp-test $(openssl rand -hex 32)" > "$work/wrong.psk" && chmod 600 "$work/wrong.psk" &&
+				 ! "$b" -p "$port" --tls --ca "$svc/ca.pem" --psk-file "$work/wrong.psk" \
+					--phases idle --idle 1 127.0.0.1 > /dev/null 2>&1'
+			if command -v curl > /dev/null; then
+				check "service: /healthz answers" eval \
+					'[ "$(curl -s --max-time 5 "http://127.0.0.1:$http/healthz")" = ok ]'
+				curl -s --max-time 5 "http://127.0.0.1:$http/metrics" > "$work/metrics.txt"
+				check "service: /metrics counts the failed authentication" \
+					grep -Eq '^bloatmeterd_bad_packets_total\{reason="auth_failed"\} [1-9]' "$work/metrics.txt"
+				if command -v promtool > /dev/null; then
+					check "service: promtool accepts /metrics" eval \
+						'promtool check metrics < "$work/metrics.txt"'
+				fi
+			fi
+			check "service: SIGTERM: exit 0" stop
+		else
+			check "the service configuration starts from the package" false
+		fi
 	fi
 
 	# Root without a user: the "bloatmeter" account or a refusal.
