@@ -100,8 +100,10 @@ static void probe_range(const struct probe_rec *p, size_t n, int64_t from, int64
 	*b = i;
 }
 
-void analysis_rtt(const struct probe_rec *p, size_t n, int64_t from, int64_t to,
-		  struct stats_summary *out)
+/* The summary of value(probe) over the replies to probes sent in [from, to). */
+static void analysis_window_summary(const struct probe_rec *p, size_t n, int64_t from, int64_t to,
+				    double (*value)(const struct probe_rec *),
+				    struct stats_summary *out)
 {
 	size_t a, b, m = 0;
 	double *v;
@@ -113,29 +115,33 @@ void analysis_rtt(const struct probe_rec *p, size_t n, int64_t from, int64_t to,
 		return;
 	for (size_t i = a; i < b; i++)
 		if (p[i].received)
-			v[m++] = ns_to_ms(p[i].rtt_ns);
+			v[m++] = value(&p[i]);
 	(void)stats_summarize(v, m, out);
 	free(v);
 }
 
-/* Server hold time (µs, reply send − request receive on the server's clock) of the replies
- * to probes sent in [from, to); the reply check guarantees tx ≥ rx. */
+static double probe_rtt_ms(const struct probe_rec *p)
+{
+	return ns_to_ms(p->rtt_ns);
+}
+
+/* Server hold time (µs, reply send − request receive on the server's clock); the reply check
+ * guarantees tx ≥ rx. */
+static double probe_hold_us(const struct probe_rec *p)
+{
+	return (double)(p->srv_tx_ns - p->srv_rx_ns) / 1e3;
+}
+
+void analysis_rtt(const struct probe_rec *p, size_t n, int64_t from, int64_t to,
+		  struct stats_summary *out)
+{
+	analysis_window_summary(p, n, from, to, probe_rtt_ms, out);
+}
+
 static void analysis_server_hold(const struct probe_rec *p, size_t n, int64_t from, int64_t to,
 				 struct stats_summary *out)
 {
-	size_t a, b, m = 0;
-	double *v;
-
-	probe_range(p, n, from, to, &a, &b);
-	memset(out, 0, sizeof(*out));
-	v = malloc((b - a + 1) * sizeof(*v));
-	if (v == NULL)
-		return;
-	for (size_t i = a; i < b; i++)
-		if (p[i].received)
-			v[m++] = (double)(p[i].srv_tx_ns - p[i].srv_rx_ns) / 1e3;
-	(void)stats_summarize(v, m, out);
-	free(v);
+	analysis_window_summary(p, n, from, to, probe_hold_us, out);
 }
 
 double analysis_jitter(const struct probe_rec *p, size_t n, int64_t from, int64_t to)

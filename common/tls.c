@@ -210,13 +210,14 @@ SSL *tls_client_connect(SSL_CTX *ctx, int fd, const char *host, int64_t deadline
 	return ssl;
 }
 
-int tls_write_all(SSL *ssl, int fd, const void *buf, size_t len, int64_t deadline_ns)
+/* Moves all len bytes through ssl in one direction (SSL_read_ex or SSL_write_ex), waiting on
+ * fd as the TLS state asks, until deadline_ns. */
+static int tls_all(SSL *ssl, int fd, uint8_t *p, size_t len, int64_t deadline_ns,
+		   int (*io)(SSL *, uint8_t *, size_t, size_t *))
 {
-	const uint8_t *p = buf;
-
 	while (len > 0) {
 		size_t n = 0;
-		int rc = SSL_write_ex(ssl, p, len, &n);
+		int rc = io(ssl, p, len, &n);
 
 		if (rc == 1) {
 			p += n;
@@ -229,21 +230,23 @@ int tls_write_all(SSL *ssl, int fd, const void *buf, size_t len, int64_t deadlin
 	return 0;
 }
 
+static int tls_write_io(SSL *ssl, uint8_t *p, size_t len, size_t *n)
+{
+	return SSL_write_ex(ssl, p, len, n);
+}
+
+static int tls_read_io(SSL *ssl, uint8_t *p, size_t len, size_t *n)
+{
+	return SSL_read_ex(ssl, p, len, n);
+}
+
+int tls_write_all(SSL *ssl, int fd, const void *buf, size_t len, int64_t deadline_ns)
+{
+	/* tls_write_io only reads through the pointer. */
+	return tls_all(ssl, fd, (uint8_t *)(uintptr_t)buf, len, deadline_ns, tls_write_io);
+}
+
 int tls_read_all(SSL *ssl, int fd, void *buf, size_t len, int64_t deadline_ns)
 {
-	uint8_t *p = buf;
-
-	while (len > 0) {
-		size_t n = 0;
-		int rc = SSL_read_ex(ssl, p, len, &n);
-
-		if (rc == 1) {
-			p += n;
-			len -= n;
-		} else if (tls_wait(ssl, fd, rc, deadline_ns) < 0) {
-			ERR_clear_error();
-			return -1;
-		}
-	}
-	return 0;
+	return tls_all(ssl, fd, buf, len, deadline_ns, tls_read_io);
 }
