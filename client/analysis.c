@@ -100,22 +100,36 @@ static void probe_range(const struct probe_rec *p, size_t n, int64_t from, int64
 	*b = i;
 }
 
+/* value(probe) of the replies to probes sent in [from, to), in send order (caller frees); NULL
+ * when out of memory. */
+static double *window_values(const struct probe_rec *p, size_t n, int64_t from, int64_t to,
+			     double (*value)(const struct probe_rec *), size_t *m)
+{
+	size_t a, b;
+	double *v;
+
+	probe_range(p, n, from, to, &a, &b);
+	*m = 0;
+	v = malloc((b - a + 1) * sizeof(*v));
+	if (v == NULL)
+		return NULL;
+	for (size_t i = a; i < b; i++)
+		if (p[i].received)
+			v[(*m)++] = value(&p[i]);
+	return v;
+}
+
 /* The summary of value(probe) over the replies to probes sent in [from, to). */
 static void analysis_window_summary(const struct probe_rec *p, size_t n, int64_t from, int64_t to,
 				    double (*value)(const struct probe_rec *),
 				    struct stats_summary *out)
 {
-	size_t a, b, m = 0;
-	double *v;
+	size_t m;
+	double *v = window_values(p, n, from, to, value, &m);
 
-	probe_range(p, n, from, to, &a, &b);
 	memset(out, 0, sizeof(*out));
-	v = malloc((b - a + 1) * sizeof(*v));
 	if (v == NULL)
 		return;
-	for (size_t i = a; i < b; i++)
-		if (p[i].received)
-			v[m++] = value(&p[i]);
 	(void)stats_summarize(v, m, out);
 	free(v);
 }
@@ -146,16 +160,11 @@ static void analysis_server_hold(const struct probe_rec *p, size_t n, int64_t fr
 
 double analysis_jitter(const struct probe_rec *p, size_t n, int64_t from, int64_t to)
 {
-	size_t a, b, m = 0;
-	double *v, j;
+	size_t m;
+	double *v = window_values(p, n, from, to, probe_rtt_ms, &m), j;
 
-	probe_range(p, n, from, to, &a, &b);
-	v = malloc((b - a + 1) * sizeof(*v));
 	if (v == NULL)
 		return NAN;
-	for (size_t i = a; i < b; i++)
-		if (p[i].received)
-			v[m++] = ns_to_ms(p[i].rtt_ns);
 	j = probestats_jitter(v, m);
 	free(v);
 	return j;
@@ -247,23 +256,29 @@ size_t analysis_block_maxima(const double *q, size_t m, size_t block, double *ou
 	return nb;
 }
 
-/* 95 % interval of the lower quartile of the 1 s maxima: a bootstrap over the maxima (1 s apart, so
- * nearly independent). Bytes follow at the same rate. */
+/* The 95 % interval over the sorted 1 s maxima mx. Low: a bootstrap of the lower quartile (the
+ * maxima are 1 s apart, so nearly independent). High: that bootstrap describes how the seconds
+ * vary, not how far the queue's top lies above them — a CUBIC sawtooth reaches the top only
+ * every few seconds, so most seconds' maxima lie below it. The top is at least the highest
+ * second's maximum and at most two packets above it (analysis_buffer_resolution); from four
+ * seconds on the second highest stands in for it, so that one second a host stall raised
+ * cannot stretch the interval. The high end starts from the larger of the two. Bytes follow
+ * at the same rate. */
 static void analysis_buffer_ci(const double *mx, size_t nb, double ip_rate_bps,
 			       struct buffer_estimate *out)
 {
-	double lo, hi, mid;
+	double lo, hi, top = mx[nb >= 4 ? nb - 2 : nb - 1];
 
 	if (bootstrap_percentile_ci(mx, nb, 1, ANALYSIS_BLOCK_MAX_QUANTILE, 400, 0.95,
 				    0x626c6f61746d6574ULL ^ nb, &lo, &hi) < 0)
 		return;
+	out->unstable = (hi - lo) / 2 > 0.2 * fabs(out->ms);
+	hi = hi > top ? hi : top;
 	out->has_ci = 1;
 	out->ci_low_ms = lo < 0 ? 0 : lo;
 	out->ci_high_ms = hi < 0 ? 0 : hi;
 	out->ci_low_bytes = isnan(ip_rate_bps) ? NAN : out->ci_low_ms / 1000.0 * ip_rate_bps / 8.0;
 	out->ci_high_bytes = isnan(ip_rate_bps) ? NAN : out->ci_high_ms / 1000.0 * ip_rate_bps / 8.0;
-	mid = stats_percentile(mx, nb, ANALYSIS_BLOCK_MAX_QUANTILE);
-	out->unstable = (out->ci_high_ms - out->ci_low_ms) / 2 > 0.2 * fabs(mid);
 }
 
 int analysis_buffer(const struct probe_rec *p, size_t n, int64_t from, int64_t to,
@@ -285,9 +300,11 @@ int analysis_buffer(const struct probe_rec *p, size_t n, int64_t from, int64_t t
 	nb = analysis_block_maxima(q, m, block ? block : 1, mx);
 	if (nb == 0)
 		goto none;
-	out->ms = stats_percentile(mx, nb, ANALYSIS_BLOCK_MAX_QUANTILE);
+	stats_sort(mx, nb);
+	out->ms = stats_percentile_sorted(mx, nb, ANALYSIS_BLOCK_MAX_QUANTILE);
 	analysis_buffer_ci(mx, nb, ip_rate_bps, out);
 	stats_sort(q, m);
+	out->q_max_ms = q[m - 1];
 	out->valid = 1;
 	out->samples = m;
 	if (out->ms < 0)
@@ -499,10 +516,12 @@ static void analysis_limits(struct test_result *r, const struct phase_result *ph
 		    dir == DELAY_DOWN ? "downlink" : "uplink");
 }
 
-/* A probe sees a full tail-drop queue from up to one packet below its top: the packet whose
- * arrival would overflow it is dropped, so the queue then holds between L − one packet and L
- * bytes. The maxima of the probes' delays therefore lie up to one packet time under the buffer
- * L / rate, and the interval's upper end is raised by that step (docs/methods.md). */
+/* A probe meets a full tail-drop queue of L bytes up to two packets short of L / rate: the
+ * queue holds between L − one packet and L bytes (the packet whose arrival would overflow it
+ * is dropped), and a shaper's head packet waits for its tokens inside the queue, already
+ * credited with up to one packet's worth. The highest delay seen therefore lies up to two
+ * packet times under the buffer, and the interval's upper end is raised by that step
+ * (docs/methods.md). */
 static void analysis_buffer_resolution(const struct test_result *r, double ip_rate_bps,
 				       struct buffer_estimate *b)
 {
@@ -512,9 +531,9 @@ static void analysis_buffer_resolution(const struct test_result *r, double ip_ra
 	b->resolution_ms = NAN;
 	if (!b->valid || !b->has_ci || !(ip_rate_bps > 0))
 		return;
-	b->resolution_ms = pkt * 8.0 / ip_rate_bps * 1000.0;
+	b->resolution_ms = 2 * pkt * 8.0 / ip_rate_bps * 1000.0;
 	b->ci_high_ms += b->resolution_ms;
-	b->ci_high_bytes += pkt;
+	b->ci_high_bytes += 2 * pkt;
 }
 
 static void analysis_buffer_for(struct test_result *r, const struct phase_result *ph,

@@ -180,7 +180,7 @@ static void text_phases(const struct test_result *r, FILE *out)
 static void text_buffer_line(const struct test_result *r, const char *dir, enum phase_kind k,
 			     const struct buffer_estimate *b, FILE *out)
 {
-	char ms[16], bytes[24], p50[16], p99[16], lo[16], hi[16], ci[64] = "";
+	char ms[16], bytes[24], p50[16], p99[16], qmax[16], lo[16], hi[16], ci[64] = "";
 	const char *why = "no probe replies in the window";
 
 	if (!b->valid) {
@@ -194,10 +194,11 @@ static void text_buffer_line(const struct test_result *r, const char *dir, enum 
 	if (b->has_ci)
 		snprintf(ci, sizeof(ci), " [95 %% CI %s–%s%s]", report_num(b->ci_low_ms, 1, lo, sizeof(lo)),
 			 report_num(b->ci_high_ms, 1, hi, sizeof(hi)), b->unstable ? ", unstable" : "");
-	fprintf(out, "  %-9s %s%s ms%s ≈ %s   (%s phase, %zu samples; p50 %s ms, p99 %s ms%s%s)\n", dir,
-		b->lower_bound ? "≥ " : "", report_num(b->ms, 1, ms, sizeof(ms)), ci,
+	fprintf(out, "  %-9s %s%s ms%s ≈ %s   (%s phase, %zu samples; p50 %s ms, p99 %s ms, max %s ms%s%s)\n",
+		dir, b->lower_bound ? "≥ " : "", report_num(b->ms, 1, ms, sizeof(ms)), ci,
 		human_bytes(b->bytes, bytes, sizeof(bytes)), phase_name(b->phase), b->samples,
 		report_num(b->q_p50_ms, 1, p50, sizeof(p50)), report_num(b->q_p99_ms, 1, p99, sizeof(p99)),
+		report_num(b->q_max_ms, 1, qmax, sizeof(qmax)),
 		b->lower_bound ? "; lower bound: " : "", b->lower_bound ? b->lower_bound_why : "");
 	if (b->managed)
 		fprintf(out, "  %-9s short queue with drops at full load: a managed queue (AQM), a policer "

@@ -145,13 +145,16 @@ struct buffer_estimate {
 	double ms;                 /* lower quartile of the 1 s maxima of queueing delay */
 	double bytes;              /* ms × IP-level throughput */
 	double q_p50_ms, q_p99_ms;
+	double q_max_ms;           /* the highest queueing delay in the window */
 	size_t samples;
 	int lower_bound;           /* load never saturated: the buffer is at least this */
 	const char *method;        /* static string naming the method */
-	int has_ci;                /* 95 % moving-block bootstrap interval (1 s blocks) */
+	/* 95 % interval (docs/methods.md): low = bootstrap over the 1 s maxima; high = the larger
+	 * of the bootstrap's high and the second-highest 1 s maximum, plus two packets' time. */
+	int has_ci;
 	double ci_low_ms, ci_high_ms, ci_low_bytes, ci_high_bytes;
-	double resolution_ms;      /* one packet's time at the rate: added to ci_high (methods.md) */
-	int unstable;              /* the interval's half-width exceeds 20 % of ms */
+	double resolution_ms;      /* two packets' time at the rate: added to ci_high */
+	int unstable;              /* the bootstrap interval's half-width exceeds 20 % of ms */
 	int managed;               /* saturated, small queue, yet drops: an AQM hides the buffer */
 	const char *lower_bound_why; /* "never saturated", "receive window", "send buffer" */
 };

@@ -4,8 +4,8 @@
 # against that configured ground truth — never against earlier output.
 #   lab_case.sh BINDIR NAME DOWN_RATE UP_RATE DOWN_BUF_MS UP_BUF_MS [extra bloatmeter args...]
 # Tolerances: buffer estimate within 10 % of the configured buffer (ms and bytes); goodput
-# within 5 % of the tbf rate after counting the per-packet headers the tbf also counts. Whether
-# the buffer's 95 % interval contains the configured buffer is reported, not asserted.
+# within 5 % of the tbf rate after counting the per-packet headers the tbf also counts; the
+# buffer's 95 % interval contains the configured buffer.
 set -euo pipefail
 bindir=$1 name=$2 down_rate=$3 up_rate=$4 down_buf=$5 up_buf=$6
 shift 6
@@ -43,19 +43,21 @@ check() {
 	fi
 }
 
-# contains LABEL CI_JSON TRUTH: reports whether the 95 % interval ({low, high}) contains the
-# configured truth. Reported, not asserted: on a quiet host (0 % steal) the interval missed
-# the truth in the asymmetric (by 0.02 ms) and -P auto (by several ms) cases, so the claim
-# does not hold yet (docs/design.md, issue 4).
+# contains LABEL CI_JSON TRUTH: the 95 % interval ({low, high}) must contain the configured
+# truth.
 contains() {
 	local label=$1 ci=$2 want=$3 lo hi
 	if [ "$ci" = "null" ] || [ -z "$ci" ]; then
-		echo "note $name: $label: no interval (truth $want)"
+		echo "FAIL $name: $label: no interval (truth $want)"
+		fail=1
 		return
 	fi
 	lo=$(jq '.low' <<< "$ci")
 	hi=$(jq '.high' <<< "$ci")
-	awk -v L="$name: $label" -v l="$lo" -v h="$hi" -v w="$want" 'BEGIN { printf "%-44s interval %9.3f .. %9.3f  truth %9.3f  %s\n", L, l, h, w, (l <= w && w <= h) ? "contains it" : "MISSES it (reported, not a failure)" }'
+	if ! awk -v L="$name: $label" -v l="$lo" -v h="$hi" -v w="$want" 'BEGIN { c = l <= w && w <= h; printf "%-44s interval %9.3f .. %9.3f  truth %9.3f  %s\n", L, l, h, w, c ? "contains it" : "MISSES it"; exit !c }'; then
+		echo "FAIL $name: $label does not contain the truth"
+		fail=1
+	fi
 }
 
 for key in version server start_time config phases buffer lab; do

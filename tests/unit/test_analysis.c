@@ -308,6 +308,8 @@ static void test_buffer_sawtooth(void **state)
 	assert_true(b.ms > 97.0 && b.ms <= 100.0); /* the sawtooth's top is 100 ms */
 	assert_close(b.q_p50_ms, want_p50, 1e-6, "q p50");
 	assert_close(b.q_p99_ms, want_p99, 1e-6, "q p99");
+	assert_close(b.q_max_ms, ref_percentile(q, m, 100), 1e-9, "q max");
+	assert_true(b.ci_high_ms >= b.q_max_ms);
 	/* bytes = ms x rate: 20 Mbit/s = 2.5 MB/s, so 1 ms holds 2500 bytes */
 	assert_close(b.bytes, want_ms * 2500.0, 1e-3, "buffer bytes");
 	assert_non_null(b.method);
@@ -333,6 +335,60 @@ static void test_block_maxima(void **state)
 	assert_int_equal(analysis_block_maxima(q, 3, 10, out), 1); /* short window: one block */
 	assert_true(out[0] == 5);
 	assert_int_equal(analysis_block_maxima(q, 0, 4, out), 0);
+}
+
+/* Probes every STEP from T0, all answered: RTT = 20 ms + a CUBIC-like sawtooth that reaches
+ * the 100 ms top only once every 3 s (60 ms after each backoff, rising slowly). */
+static struct probe_rec *slow_sawtooth_probes(void)
+{
+	struct probe_rec *p = calloc(BUF_N, sizeof(*p));
+	const int64_t period = 3 * SEC;
+
+	assert_non_null(p);
+	for (int i = 0; i < BUF_N; i++) {
+		int64_t t = (int64_t)i * STEP;
+
+		p[i].seq = (uint32_t)i;
+		p[i].send_ns = T0 + t;
+		p[i].received = 1;
+		p[i].rtt_ns = RTT0_NS + 60 * MS + 40 * MS * (t % period + STEP) / period;
+	}
+	return p;
+}
+
+/* Most seconds' maxima lie well below the top, so the lower quartile and its bootstrap
+ * interval read low; the interval's upper end must still reach the top. */
+static void test_buffer_ci_slow_sawtooth(void **state)
+{
+	struct probe_rec *p = slow_sawtooth_probes();
+	struct buffer_estimate b;
+
+	assert_int_equal(analysis_buffer(p, BUF_N, T0, T0 + 9 * SEC, &RTT20, 20e6, &b), 0);
+	assert_close(b.q_max_ms, 100.0, 1e-9, "the top is seen once per period");
+	assert_true(b.ms < 90.0); /* the quartile: a second whose maximum is 40/3 ms lower */
+	assert_int_equal(b.has_ci, 1);
+	assert_true(b.ci_low_ms <= b.ms);
+	assert_close(b.ci_high_ms, 100.0, 1e-9, "the upper end starts from the top seen");
+	assert_close(b.ci_high_bytes, 100.0 / 1000.0 * 20e6 / 8.0, 1e-6, "its bytes at the rate");
+	free(p);
+}
+
+/* A host stall raises one probe of one second to 250 ms: the maximum shows it, but the
+ * interval's upper end ignores that one second (the second-highest second's maximum still
+ * reaches the top); a second stalled second counts. */
+static void test_buffer_ci_one_stall(void **state)
+{
+	struct probe_rec *p = slow_sawtooth_probes();
+	struct buffer_estimate b;
+
+	p[450].rtt_ns = RTT0_NS + 250 * MS;
+	assert_int_equal(analysis_buffer(p, BUF_N, T0, T0 + 9 * SEC, &RTT20, 20e6, &b), 0);
+	assert_close(b.q_max_ms, 250.0, 1e-9, "the stall is the maximum");
+	assert_close(b.ci_high_ms, 100.0, 1e-9, "one stalled second does not stretch the interval");
+	p[650].rtt_ns = RTT0_NS + 200 * MS;
+	assert_int_equal(analysis_buffer(p, BUF_N, T0, T0 + 9 * SEC, &RTT20, 20e6, &b), 0);
+	assert_close(b.ci_high_ms, 200.0, 1e-9, "two do");
+	free(p);
 }
 
 static void test_buffer_no_samples(void **state)
@@ -706,11 +762,11 @@ static void test_run_complete(void **state)
 	assert_true(r.buffer_down.ms > 97.0 && r.buffer_down.ms <= 100.0);
 	assert_close(r.buffer_down.bytes, want_ms / 1000.0 * 20e6 * 1.05 / 8.0, 1e-2,
 		     "buffer_down bytes");
-	/* the interval: the bootstrap's, its upper end raised by one packet time (1500 B as the
-	 * MSS is unknown) at the IP-level rate */
+	/* the interval: its upper end raised by two packet times (1500 B as the MSS is unknown)
+	 * at the IP-level rate */
 	assert_int_equal(r.buffer_down.has_ci, 1);
-	assert_close(r.buffer_down.resolution_ms, 1500 * 8.0 / (20e6 * 1.05) * 1e3, 1e-9,
-		     "one packet time");
+	assert_close(r.buffer_down.resolution_ms, 2 * 1500 * 8.0 / (20e6 * 1.05) * 1e3, 1e-9,
+		     "two packet times");
 	assert_true(r.buffer_down.ci_low_ms <= r.buffer_down.ms);
 	assert_true(r.buffer_down.ci_high_ms - r.buffer_down.resolution_ms >= r.buffer_down.ms);
 	assert_close(r.buffer_down.ci_high_bytes - r.buffer_down.ci_high_ms / 1000.0 * 20e6 * 1.05 / 8.0,
@@ -819,6 +875,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_steady_tolerance),
 		cmocka_unit_test(test_buffer_sawtooth),
 		cmocka_unit_test(test_block_maxima),
+		cmocka_unit_test(test_buffer_ci_slow_sawtooth),
+		cmocka_unit_test(test_buffer_ci_one_stall),
 		cmocka_unit_test(test_buffer_no_samples),
 		cmocka_unit_test(test_buffer_no_baseline),
 		cmocka_unit_test(test_loss_none),
