@@ -35,7 +35,7 @@ enum {
 };
 
 /* The control channel's security options (measurement only, the lab runs a plain daemon). */
-enum { OPT_TLS = 512, OPT_CA, OPT_INSECURE, OPT_PSK_FILE };
+enum { OPT_TLS = 512, OPT_CA, OPT_INSECURE, OPT_PSK_FILE, OPT_TLS_LOAD };
 
 static void cli_usage(FILE *f)
 {
@@ -64,6 +64,9 @@ static void cli_usage(FILE *f)
 		"      --dns-resolver ADDR|system  also time DNS queries to a real resolver\n"
 		"      --pcap-file FILE   with pcap: save the capture there\n"
 		"      --tls              TLS on the control connection (the load stays plain TCP)\n"
+		"      --tls-load         TLS on the load flows too, like HTTPS (implies --tls;\n"
+		"                         kernel TLS when the kernel has it; goodput counts\n"
+		"                         application bytes)\n"
 		"      --ca FILE          with --tls: trust these PEM certificates instead of the\n"
 		"                         system store; the server's name or address is checked\n"
 		"      --insecure         with --tls: no certificate check at all (tests only)\n"
@@ -231,6 +234,7 @@ static const struct option cli_opts[] = {
 	{ "dns-resolver", required_argument, NULL, OPT_DNS_RESOLVER },
 	{ "pcap-file", required_argument, NULL, OPT_PCAP_FILE },
 	{ "tls", no_argument, NULL, OPT_TLS },
+	{ "tls-load", no_argument, NULL, OPT_TLS_LOAD },
 	{ "ca", required_argument, NULL, OPT_CA },
 	{ "insecure", no_argument, NULL, OPT_INSECURE },
 	{ "psk-file", required_argument, NULL, OPT_PSK_FILE },
@@ -291,6 +295,11 @@ static int cli_secure_opt(int c, struct client_config *cfg)
 	switch (c) {
 	case OPT_TLS:
 		cfg->tls = 1;
+		return 1;
+	case OPT_TLS_LOAD:
+		/* The data connections are authorised by the token: TLS on them alone would not
+		 * keep it off the wire. */
+		cfg->tls = cfg->tls_load = 1;
 		return 1;
 	case OPT_CA:
 		cfg->tls_ca = optarg;

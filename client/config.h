@@ -53,6 +53,7 @@ struct client_config {
 	const char *tls_ca;
 	int tls_insecure;
 	const char *psk_file;
+	int tls_load;             /* --tls-load: the load flows run TLS too (implies tls) */
 };
 
 const char *phase_name(enum phase_kind k);

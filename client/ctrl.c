@@ -153,6 +153,9 @@ static int ctrl_parse_welcome(json_object *msg, struct ctrl_welcome *w, char *er
 	/* Optional (older servers): they end the session on a message they do not know. */
 	if (wire_get_bool(msg, "summary", &w->summary_ok) < 0)
 		w->summary_ok = 0;
+	/* Optional (older servers ignore the hello's tls_load, and cannot carry one). */
+	if (wire_get_bool(msg, "tls_load", &w->tls_load) < 0)
+		w->tls_load = 0;
 	return 0;
 }
 
@@ -246,10 +249,22 @@ static int ctrl_check_proof(json_object *welcome, const struct ctrl_welcome *w,
 	return 0;
 }
 
+/* A TLS load needs a server that says it carries one: an older server would take the TLS
+ * data connections for control connections and end the test. */
+static int ctrl_check_tls_load(const struct ctrl_welcome *w, const struct ctrl_secure *sec,
+			       char *err, size_t errlen)
+{
+	if (!sec->tls_load || w->tls_load)
+		return 0;
+	snprintf(err, errlen, "the server cannot carry the load over TLS (--tls-load): it is older "
+		 "than this client");
+	return -1;
+}
+
 int ctrl_handshake_secure(int fd, const struct ctrl_secure *sec, const char *cc, int duration_s,
 			  int timeout_ms, struct ctrl_welcome *w, char *err, size_t errlen)
 {
-	static const struct ctrl_secure plain = { NULL, NULL };
+	static const struct ctrl_secure plain = { NULL, NULL, 0 };
 	int64_t deadline = clock_mono_ns() + (int64_t)timeout_ms * NS_PER_MS;
 	struct auth_hello h = { cc, duration_s };
 	char snonce[AUTH_NONCE_HEX + 1] = "", cnonce[AUTH_NONCE_HEX + 1] = "";
@@ -261,6 +276,8 @@ int ctrl_handshake_secure(int fd, const struct ctrl_secure *sec, const char *cc,
 	json_object_object_add(hello, "client_version", json_object_new_string(BM_VERSION));
 	json_object_object_add(hello, "cc", json_object_new_string(cc));
 	json_object_object_add(hello, "duration_s", json_object_new_int(duration_s));
+	if (sec->tls_load)
+		json_object_object_add(hello, "tls_load", json_object_new_boolean(1));
 	if (ctrl_send(fd, sec->ssl, hello, deadline) < 0) {
 		snprintf(err, errlen, "cannot send hello to the server: %s", strerror(errno));
 		return -1;
@@ -275,7 +292,8 @@ int ctrl_handshake_secure(int fd, const struct ctrl_secure *sec, const char *cc,
 		return -1;
 	if (strcmp(wire_ctrl_type(reply), "welcome") == 0)
 		rc = ctrl_parse_welcome(reply, w, err, errlen) == 0 &&
-		     ctrl_check_proof(reply, w, sec, snonce, cnonce, err, errlen) == 0 ? 0 : -1;
+		     ctrl_check_proof(reply, w, sec, snonce, cnonce, err, errlen) == 0 &&
+		     ctrl_check_tls_load(w, sec, err, errlen) == 0 ? 0 : -1;
 	else
 		ctrl_refusal(reply, sec, err, errlen);
 	json_object_put(reply);

@@ -25,6 +25,7 @@ struct ctrl_welcome {
 	char dns_zone[256];        /* its zone (a valid DNS name when dns_port != 0) */
 	uint64_t max_rate_bps;     /* the server's bulk rate cap per direction; 0 = none */
 	int summary_ok;            /* the server accepts a `summary` before bye */
+	int tls_load;              /* the server carries this session's load inside TLS */
 };
 
 struct ctrl_stats {
@@ -48,6 +49,8 @@ struct ctrl_secure {
 	SSL *ssl;                   /* TLS already set up on fd (tls_client_connect), NULL: plain */
 	const struct auth_key *psk; /* answer the server's challenge with this key, and require the
 				     * welcome to prove the server holds it; NULL: no key */
+	int tls_load;               /* ask for a TLS load (every data connection TLS, plain ones
+				     * refused); a welcome without tls_load fails the handshake */
 };
 
 /* ctrl_handshake over sec (NULL: plain, no key). With a key, a server that does not ask for

@@ -3,7 +3,9 @@
  * framed into records (common/record.h): download requests go out on the otherwise idle
  * reverse direction and come back as echoes behind the server's queued data; upload requests
  * ride in the next record we begin and come back as responses. Two timers on the load base:
- * in-flow requests every interval, TCP_INFO samples every 100 ms. */
+ * in-flow requests every interval, TCP_INFO samples every 100 ms. A TLS load runs the same
+ * streams through SSL_read/SSL_write (common/tls.h) on the same sockets, each event watching
+ * what the pending TLS calls wait for; senders copy one TLS record of the stream at a time. */
 #include "client/load.h"
 
 #include <errno.h>
@@ -13,10 +15,13 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <openssl/ssl.h>
+
 #include "common/clock.h"
 #include "common/log.h"
 #include "common/record.h"
 #include "common/sock.h"
+#include "common/tls.h"
 #include "common/util.h"
 
 #define LOAD_CHUNK (256 * 1024)
@@ -26,6 +31,9 @@
 #define LOAD_SAMPLE_NS (100 * NS_PER_MS)
 #define LOAD_INFLOW_TIMEOUT_NS (10 * NS_PER_SEC)
 #define LOAD_KEEP_MAX (1u << 20) /* samples kept between two takes, per kind */
+/* TLS: plaintext per SSL_write (the largest TLS record) and iovecs enough to plan it. */
+#define LOAD_TLS_REC (16 * 1024)
+#define LOAD_TLS_IOV (2 * (LOAD_TLS_REC / RECORD_SIZE_MIN) + 4)
 
 struct load_flow {
 	struct load *l;
@@ -41,6 +49,15 @@ struct load_flow {
 	int outstanding;              /* one in-flow request waits for its answer */
 	uint32_t seq;
 	int64_t sent_ns;
+	/* TLS load: the stream runs inside ssl (NULL: plain). */
+	SSL *ssl;
+	uint8_t *tx;                  /* upload: stream bytes SSL_write has not taken yet (a retry
+				       * must offer the same bytes) */
+	size_t tx_off, tx_len;
+	short rd_wants, wr_wants;     /* events the pending read and write wait for (0: none) */
+	short events;                 /* what ev watches now */
+	int failed;                   /* a TLS call failed inside a helper: close at the end */
+	int64_t hs_deadline_ns;       /* added flow: end of its TLS handshake */
 };
 
 struct load {
@@ -155,6 +172,11 @@ static void load_flow_close(struct load_flow *f)
 			f->l->open--;
 	}
 	f->connecting = 0;
+	/* No close_notify (docs/protocol.md): a close is an EOF, as on a plain flow. */
+	SSL_free(f->ssl);
+	f->ssl = NULL;
+	free(f->tx);
+	f->tx = NULL;
 	close(f->fd);
 	f->fd = -1;
 	f->outstanding = 0; /* a request still out is dropped, not lost */
@@ -248,6 +270,154 @@ static void load_send_callback(evutil_socket_t fd, short what, void *arg)
 	load_flow_close(f);
 }
 
+/* Makes f's event watch what its pending TLS calls wait for (f->rd_wants | f->wr_wants). */
+static void load_watch(struct load_flow *f)
+{
+	short want = f->rd_wants | f->wr_wants;
+	event_callback_fn cb;
+
+	if (f->ev == NULL || want == f->events)
+		return;
+	cb = event_get_callback(f->ev);
+	if (event_del(f->ev) < 0 ||
+	    event_assign(f->ev, f->l->base, f->fd, want | EV_PERSIST, cb, f) < 0 ||
+	    event_add(f->ev, NULL) < 0) {
+		f->failed = 1;
+		return;
+	}
+	f->events = want;
+}
+
+/* After TLS calls outside f's own callback or at its end: watch what they wait for, and
+ * close f if one of them failed. */
+static void load_tls_settle(struct load_flow *f)
+{
+	if (f->ssl == NULL || f->fd < 0)
+		return;
+	load_watch(f);
+	if (f->failed) {
+		log_debug("%s flow %u: TLS write failed", f->up ? "upload" : "download", f->id);
+		load_flow_close(f);
+	}
+}
+
+/* The events a TLS call that returned r waits for (0: it finished or failed). */
+static short load_tls_wants(enum tls_io r)
+{
+	return r == TLS_IO_WANT_READ ? EV_READ : r == TLS_IO_WANT_WRITE ? EV_WRITE : 0;
+}
+
+/* TLS: more plaintext may wait inside the TLS layer (its read-ahead) than the socket shows:
+ * come back to it after the other events had their turn. */
+static void load_tls_kick(struct load_flow *f)
+{
+	if ((f->rd_wants & EV_READ) && SSL_has_pending(f->ssl))
+		event_active(f->ev, EV_READ, 0);
+}
+
+/* TLS: reads the server's records (download) or responses (upload), up to max bytes this
+ * call. 0, or -1 after closing f. */
+static int load_tls_read(struct load_flow *f, size_t max)
+{
+	size_t got = 0, room = f->up ? LOAD_RESP_READ : sizeof(f->l->scratch);
+
+	while (got < max) {
+		size_t n;
+		enum tls_io r = tls_read_nb(f->ssl, f->l->scratch, room, &n);
+
+		if (r != TLS_IO_OK) {
+			f->rd_wants = load_tls_wants(r);
+			if (f->rd_wants)
+				return 0;
+			log_debug("%s flow closed by the server", f->up ? "upload" : "download");
+			load_flow_close(f);
+			return -1;
+		}
+		f->rd_wants = EV_READ;
+		got += n;
+		if (!f->up)
+			f->l->down_bytes += (uint64_t)n; /* goodput: application bytes */
+		if (load_parse(f, f->l->scratch, n, clock_mono_ns()) < 0)
+			return -1;
+	}
+	load_tls_kick(f);
+	return 0;
+}
+
+/* TLS upload: takes the next stream bytes from the writer into f->tx (committed, as sendmsg
+ * commits them on a plain flow: a tag waits for the next record). */
+static void load_tls_fill(struct load_flow *f)
+{
+	struct iovec iov[LOAD_TLS_IOV];
+	size_t k = record_writer_iov(&f->w, iov, LOAD_TLS_IOV, LOAD_TLS_REC), len = 0;
+
+	for (size_t i = 0; i < k && len < LOAD_TLS_REC; i++) {
+		size_t c = iov[i].iov_len < LOAD_TLS_REC - len ? iov[i].iov_len : LOAD_TLS_REC - len;
+
+		memcpy(f->tx + len, iov[i].iov_base, c);
+		len += c;
+	}
+	(void)record_writer_sent(&f->w, len);
+	f->tx_off = 0;
+	f->tx_len = len;
+}
+
+/* TLS upload: like the plain sendmsg, up to LOAD_CHUNK bytes while the socket takes them
+ * (TCP_NOTSENT_LOWAT; our own unsent part is at most one TLS record). 0, or -1 after closing
+ * f. */
+static int load_tls_send(struct load_flow *f)
+{
+	size_t moved = 0;
+
+	while (moved < LOAD_CHUNK) {
+		size_t n;
+		enum tls_io r;
+
+		if (f->tx_off == f->tx_len)
+			load_tls_fill(f);
+		r = tls_write_nb(f->ssl, f->tx + f->tx_off, f->tx_len - f->tx_off, &n);
+		if (r != TLS_IO_OK) {
+			/* WANT_READ: wait for readability (not writability) before the retry. */
+			f->wr_wants = load_tls_wants(r);
+			if (f->wr_wants)
+				return 0;
+			log_debug("upload flow failed (TLS)");
+			load_flow_close(f);
+			return -1;
+		}
+		f->wr_wants = EV_WRITE;
+		f->tx_off += n;
+		moved += n;
+	}
+	return 0;
+}
+
+static int load_flush_request(struct load_flow *f);
+
+/* TLS download: the server's records; a request waiting for the socket goes out first. */
+static void load_tls_recv_callback(evutil_socket_t fd, short what, void *arg)
+{
+	struct load_flow *f = arg;
+
+	if ((what & f->wr_wants) && f->req_left)
+		(void)load_flush_request(f);
+	if ((what & f->rd_wants) && load_tls_read(f, 4 * LOAD_CHUNK) < 0)
+		return;
+	load_tls_settle(f);
+}
+
+/* TLS upload: the server's responses, then our records. */
+static void load_tls_send_callback(evutil_socket_t fd, short what, void *arg)
+{
+	struct load_flow *f = arg;
+
+	if ((what & f->rd_wants) && load_tls_read(f, 4 * LOAD_RESP_READ) < 0)
+		return;
+	if ((what & f->wr_wants) && load_tls_send(f) < 0)
+		return;
+	load_tls_settle(f);
+}
+
 /* Sets the congestion control and records, once, what the socket really uses. */
 static void load_set_cc(struct load *l, int fd, const char *cc)
 {
@@ -315,6 +485,90 @@ out:
 	return rc;
 }
 
+/* TLS load: every connected flow's handshake at once (as their connects), within the connect
+ * timeout. 0, or -1 with "TLS handshake with HOST failed: why" or a timeout in err. */
+static int load_tls_all(struct load *l, char *err, size_t errlen)
+{
+	int64_t deadline = clock_mono_ns() + (int64_t)LOAD_CONNECT_TIMEOUT_MS * NS_PER_MS;
+	struct pollfd *pfd = calloc((size_t)l->n, sizeof(*pfd));
+	int pending = l->n, rc = -1;
+
+	if (pfd == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	for (int i = 0; i < l->n; i++) {
+		l->flows[i].ssl = tls_client_new(l->opts.tls_ctx, l->flows[i].fd, l->opts.tls_host,
+						 err, errlen);
+		if (l->flows[i].ssl == NULL)
+			goto out;
+		pfd[i].fd = l->flows[i].fd;
+	}
+	for (;;) {
+		int64_t left;
+
+		for (int i = 0; i < l->n; i++) {
+			enum tls_io r;
+
+			if (pfd[i].fd < 0)
+				continue;
+			r = tls_connect_step(l->flows[i].ssl, l->opts.tls_host, err, errlen);
+			if (r == TLS_IO_ERROR)
+				goto out;
+			if (r == TLS_IO_OK) {
+				pfd[i].fd = -1; /* poll ignores negative fds */
+				pending--;
+			}
+			pfd[i].events = r == TLS_IO_WANT_READ ? POLLIN : POLLOUT;
+		}
+		if (pending == 0)
+			break;
+		left = (deadline - clock_mono_ns()) / NS_PER_MS;
+		if (left <= 0) {
+			snprintf(err, errlen, "TLS handshakes of the load flows did not finish within %d ms",
+				 LOAD_CONNECT_TIMEOUT_MS);
+			goto out;
+		}
+		if (poll(pfd, (nfds_t)l->n, (int)left) < 0 && errno != EINTR) {
+			snprintf(err, errlen, "poll: %s", strerror(errno));
+			goto out;
+		}
+	}
+	rc = 0;
+out:
+	free(pfd);
+	return rc;
+}
+
+/* Counts a TLS flow in the load's info, and logs per flow whether the kernel does its TLS. */
+static void load_note_tls(struct load *l, const struct load_flow *f)
+{
+	struct tls_conn_info ti;
+
+	tls_conn_info(f->ssl, &ti);
+	if (l->info.tls_flows++ == 0) {
+		snprintf(l->info.tls_version, sizeof(l->info.tls_version), "%s", ti.version);
+		snprintf(l->info.tls_cipher, sizeof(l->info.tls_cipher), "%s", ti.cipher);
+	}
+	l->info.ktls_send_flows += ti.ktls_send;
+	l->info.ktls_recv_flows += ti.ktls_recv;
+	log_debug("%s flow %u: %s %s, kernel TLS: send %s, receive %s", f->up ? "upload" : "download",
+		  f->id, ti.version, ti.cipher, ti.ktls_send ? "yes" : "no", ti.ktls_recv ? "yes" : "no");
+}
+
+/* Sends the data hello: plain, or as the first bytes inside TLS. A fresh connection always
+ * takes 32 bytes at once. 0 or -1. */
+static int load_send_hello(struct load_flow *f, const uint8_t *hello)
+{
+	size_t n;
+
+	if (f->ssl == NULL)
+		return send(f->fd, hello, WIRE_DATA_HELLO_LEN, MSG_NOSIGNAL) == WIRE_DATA_HELLO_LEN
+			       ? 0 : -1;
+	errno = EPROTO;
+	return tls_write_nb(f->ssl, hello, WIRE_DATA_HELLO_LEN, &n) == TLS_IO_OK ? 0 : -1;
+}
+
 /* Announces a connected flow with its data hello and starts moving bytes. */
 static int load_run_flow(struct load *l, struct event_base *base, struct load_flow *f,
 			 const uint8_t *token, char *err, size_t errlen)
@@ -322,13 +576,25 @@ static int load_run_flow(struct load *l, struct event_base *base, struct load_fl
 	struct wire_data_hello h = { .version = WIRE_VERSION, .dir = f->up ? WIRE_DIR_UP : WIRE_DIR_DOWN,
 				     .flow_id = f->id };
 	uint8_t hello[WIRE_DATA_HELLO_LEN];
+	event_callback_fn cb = f->up ? load_send_callback : load_recv_callback;
 
 	memcpy(h.token, token, WIRE_TOKEN_LEN);
 	wire_data_hello_encode(&h, hello);
-	/* A fresh socket's send buffer always takes 32 bytes at once. */
-	if (send(f->fd, hello, sizeof(hello), MSG_NOSIGNAL) != (ssize_t)sizeof(hello)) {
+	if (load_send_hello(f, hello) < 0) {
 		snprintf(err, errlen, "cannot start a load flow: %s", strerror(errno));
 		return -1;
+	}
+	if (f->ssl) {
+		tls_bulk_tune(f->ssl);
+		load_note_tls(l, f);
+		cb = f->up ? load_tls_send_callback : load_tls_recv_callback;
+		f->rd_wants = EV_READ;
+		f->wr_wants = f->up ? EV_WRITE : 0;
+		f->events = f->rd_wants | f->wr_wants;
+		if (f->up && (f->tx = malloc(LOAD_TLS_REC)) == NULL) {
+			snprintf(err, errlen, "out of memory");
+			return -1;
+		}
 	}
 	record_parser_init(&f->rx, f->up ? RECORD_STREAM_RESPONSES : RECORD_STREAM_DOWN);
 	if (f->up) {
@@ -339,14 +605,29 @@ static int load_run_flow(struct load *l, struct event_base *base, struct load_fl
 			log_debug("TCP_NOTSENT_LOWAT: %s", strerror(errno));
 	}
 	/* Upload flows also read: the server's responses come back on them. */
-	f->ev = event_new(base, f->fd, (f->up ? EV_READ | EV_WRITE : EV_READ) | EV_PERSIST,
-			  f->up ? load_send_callback : load_recv_callback, f);
+	f->ev = event_new(base, f->fd, (f->up ? EV_READ | EV_WRITE : EV_READ) | EV_PERSIST, cb, f);
 	if (f->ev == NULL || event_add(f->ev, NULL) < 0) {
 		snprintf(err, errlen, "cannot watch a load flow");
 		return -1;
 	}
 	l->open++;
 	return 0;
+}
+
+/* TLS: writes the pending request; once SSL_write began its record it must be offered the
+ * same bytes again, so it stays pending, whole, until the socket takes it. Returns what is
+ * left (0 or RECORD_HDR_LEN). */
+static int load_tls_flush_request(struct load_flow *f)
+{
+	size_t n;
+	enum tls_io r = tls_write_nb(f->ssl, f->req, RECORD_HDR_LEN, &n);
+
+	f->wr_wants = load_tls_wants(r);
+	if (f->wr_wants == 0) {
+		f->failed |= r != TLS_IO_OK;
+		f->req_left = 0;
+	}
+	return f->req_left;
 }
 
 /* Writes what is left of a download request; 0 when none is left. */
@@ -356,6 +637,8 @@ static int load_flush_request(struct load_flow *f)
 
 	if (f->req_left == 0)
 		return 0;
+	if (f->ssl)
+		return load_tls_flush_request(f);
 	n = send(f->fd, f->req + RECORD_HDR_LEN - f->req_left, f->req_left,
 		 MSG_NOSIGNAL | MSG_DONTWAIT);
 	if (n > 0)
@@ -376,7 +659,7 @@ static void load_send_request(struct load_flow *f, int64_t now)
 		}
 		record_encode(&h, f->req);
 		f->req_left = RECORD_HDR_LEN;
-		if (load_flush_request(f) == RECORD_HDR_LEN) {
+		if (load_flush_request(f) == RECORD_HDR_LEN && f->ssl == NULL) {
 			/* Not even its first byte went out: skip it rather than queue it. */
 			f->req_left = 0;
 			f->l->info.inflow_unsent++;
@@ -388,6 +671,7 @@ static void load_send_request(struct load_flow *f, int64_t now)
 	f->outstanding = 1;
 	f->seq = h.seq;
 	f->sent_ns = now;
+	load_tls_settle(f);
 }
 
 /* The next open flow of direction up without an outstanding request, round-robin; NULL if
@@ -417,6 +701,9 @@ static void load_inflow_callback(evutil_socket_t fd, short what, void *arg)
 		if (f->fd < 0 || f->connecting)
 			continue;
 		(void)load_flush_request(f);
+		load_tls_settle(f);
+		if (f->fd < 0)
+			continue;
 		if (f->outstanding && now - f->sent_ns > LOAD_INFLOW_TIMEOUT_NS) {
 			if (f->up && f->w.tagged && f->w.tag_seq == f->seq)
 				record_writer_untag(&f->w);
@@ -519,7 +806,8 @@ struct load *load_start(struct event_base *base, const struct sockaddr_storage *
 		l->flows[i].up = i >= ndown;
 		l->flows[i].id = (uint16_t)i;
 	}
-	if (load_connect_all(l, sa, len, cc, err, errlen) < 0)
+	if (load_connect_all(l, sa, len, cc, err, errlen) < 0 ||
+	    (l->opts.tls_ctx && load_tls_all(l, err, errlen) < 0))
 		goto fail;
 	for (int i = 0; i < l->n; i++)
 		if (load_run_flow(l, base, &l->flows[i], token, err, errlen) < 0)
@@ -539,6 +827,68 @@ fail:
 	return NULL;
 }
 
+/* One step of an added flow's TLS handshake, whenever its socket is ready for it (the loop
+ * carries the running flows meanwhile); then its hello, as for a plain flow. */
+static void load_handshake_callback(evutil_socket_t fd, short what, void *arg)
+{
+	struct load_flow *f = arg;
+	struct load *l = f->l;
+	int64_t left = f->hs_deadline_ns - clock_mono_ns();
+	struct timeval tv;
+	enum tls_io r = TLS_IO_ERROR;
+	char err[256] = "";
+
+	if (f->ev) {
+		event_free(f->ev);
+		f->ev = NULL;
+	}
+	if (left > 0)
+		r = tls_connect_step(f->ssl, l->opts.tls_host, err, sizeof(err));
+	if (r == TLS_IO_OK) {
+		f->connecting = 0;
+		if (load_run_flow(l, l->base, f, l->token, err, sizeof(err)) < 0) {
+			log_warnx("%s", err);
+			load_flow_close(f);
+		} else if (f->up) {
+			load_pace_uploads(l);
+		}
+		return;
+	}
+	if (r == TLS_IO_ERROR) {
+		if (left <= 0)
+			log_warnx("an added load flow's TLS handshake did not finish within %d ms",
+				  LOAD_CONNECT_TIMEOUT_MS);
+		else
+			log_warnx("%s", err);
+		load_flow_close(f);
+		return;
+	}
+	tv = (struct timeval){ (time_t)(left / NS_PER_SEC), (suseconds_t)(left % NS_PER_SEC / 1000) };
+	f->ev = event_new(l->base, f->fd, r == TLS_IO_WANT_READ ? EV_READ : EV_WRITE,
+			  load_handshake_callback, f);
+	if (f->ev == NULL || event_add(f->ev, &tv) < 0) {
+		log_warnx("cannot watch a load flow");
+		load_flow_close(f);
+	}
+}
+
+/* An added flow of a TLS load is connected: its handshake runs on the loop, still counted as
+ * connecting, within the connect timeout from now. */
+static void load_handshake_start(struct load_flow *f)
+{
+	char err[256];
+
+	f->ssl = tls_client_new(f->l->opts.tls_ctx, f->fd, f->l->opts.tls_host, err, sizeof(err));
+	if (f->ssl == NULL) {
+		log_warnx("%s", err);
+		load_flow_close(f);
+		return;
+	}
+	f->connecting = 1;
+	f->hs_deadline_ns = clock_mono_ns() + (int64_t)LOAD_CONNECT_TIMEOUT_MS * NS_PER_MS;
+	load_handshake_callback(f->fd, 0, f);
+}
+
 /* A flow added during the phase finished its connect: say hello and start moving bytes. */
 static void load_connected_callback(evutil_socket_t fd, short what, void *arg)
 {
@@ -555,6 +905,8 @@ static void load_connected_callback(evutil_socket_t fd, short what, void *arg)
 	} else if (sock_connect_result(fd) < 0) {
 		log_warn("an added load flow could not connect");
 		load_flow_close(f);
+	} else if (l->opts.tls_ctx) {
+		load_handshake_start(f);
 	} else if (load_run_flow(l, l->base, f, l->token, err, sizeof(err)) < 0) {
 		log_warnx("%s", err);
 		load_flow_close(f);

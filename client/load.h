@@ -1,6 +1,6 @@
 /* load: the client's bulk TCP flows for one loaded phase — receivers for download, senders
  * for upload — on the load event loop (never the probe loop), with their in-flow
- * request/response probes and periodic TCP_INFO samples. */
+ * request/response probes and periodic TCP_INFO samples; plain TCP, or TLS (--tls-load). */
 #ifndef BM_LOAD_H
 #define BM_LOAD_H
 
@@ -23,6 +23,10 @@ struct load_opts {
 	int max_flows;              /* room for flows added with load_add_flow (0: none) */
 	uint64_t max_rate_bps;      /* the server's cap (welcome): upload flows are paced to
 				     * share it; 0 = none */
+	struct ssl_ctx_st *tls_ctx; /* TLS load: every flow runs a TLS handshake with it before
+				     * its data hello (kernel TLS if the context asks for it and
+				     * the kernel has it); NULL: plain TCP */
+	const char *tls_host;       /* the name or address the server's certificate must carry */
 };
 
 struct load_info {
@@ -34,6 +38,11 @@ struct load_info {
 	uint64_t corrupt_streams;   /* flows closed because the server's records did not parse */
 	uint64_t inflow_unsent;     /* download requests skipped: the socket would not take them */
 	uint64_t inflow_unmatched;  /* echoes/responses matching no outstanding request */
+	/* TLS load: flows that completed their handshake, how many of them the kernel encrypts
+	 * (send) and decrypts (receive) for, and what the first one negotiated. */
+	int tls_flows, ktls_send_flows, ktls_recv_flows;
+	char tls_version[16];
+	char tls_cipher[64];
 };
 
 /* One TCP_INFO reading of one load flow (client side: for download flows the client only
@@ -49,8 +58,9 @@ struct flow_sample {
 };
 
 /* Opens ndown download and nup upload flows to the server (each announced by a data hello
- * with the session token) and starts moving bytes. opts NULL: no in-flow probes, default
- * DSCP. Every open flow's TCP_INFO is sampled every 100 ms. NULL with err on failure. */
+ * with the session token; with opts->tls_ctx after a TLS handshake, all flows at once, within
+ * the connect timeout) and starts moving bytes. opts NULL: no in-flow probes, default DSCP,
+ * plain TCP. Every open flow's TCP_INFO is sampled every 100 ms. NULL with err on failure. */
 struct load *load_start(struct event_base *base, const struct sockaddr_storage *sa, socklen_t len,
 			const uint8_t *token, int ndown, int nup, const char *cc,
 			const struct load_opts *opts, char *err, size_t errlen);

@@ -62,8 +62,28 @@ static double rel_s(const struct test_result *r, int64_t ns)
 	return (double)(ns - r->t0_ns) / 1e9;
 }
 
-static json_object *json_config(struct jb *b, const struct client_config *cfg)
+/* --tls-load: what the load flows negotiated, and whether the kernel did their TLS ("ktls":
+ * every flow, both directions); null for a plain load. */
+static json_object *json_tls_load(struct jb *b, const struct tls_load_report *t)
 {
+	json_object *o;
+
+	if (!t->on)
+		return NULL;
+	o = jb_obj(b);
+	jb_add(b, o, "version", t->flows ? jb_str(b, t->version) : NULL);
+	jb_add(b, o, "cipher", t->flows ? jb_str(b, t->cipher) : NULL);
+	jb_add(b, o, "flows", jb_int(b, t->flows));
+	jb_add(b, o, "ktls", jb_bool(b, t->flows > 0 && t->ktls_send_flows == t->flows &&
+					     t->ktls_recv_flows == t->flows));
+	jb_add(b, o, "ktls_send_flows", jb_int(b, t->ktls_send_flows));
+	jb_add(b, o, "ktls_recv_flows", jb_int(b, t->ktls_recv_flows));
+	return o;
+}
+
+static json_object *json_config(struct jb *b, const struct test_result *r)
+{
+	const struct client_config *cfg = &r->cfg;
 	json_object *o = jb_obj(b), *phases = jb_arr(b);
 
 	for (int i = 0; i < cfg->nphases && i < PHASE_KINDS; i++)
@@ -77,6 +97,7 @@ static json_object *json_config(struct jb *b, const struct client_config *cfg)
 	jb_add(b, o, "interval_ms", jb_num(b, cfg->interval_ms, DEC_MS));
 	jb_add(b, o, "probe_size", jb_int(b, cfg->probe_size));
 	jb_add(b, o, "cc", jb_str(b, cfg->cc));
+	jb_add(b, o, "tls_load", json_tls_load(b, &r->tls_load));
 	return o;
 }
 
@@ -514,7 +535,7 @@ json_object *report_json(const struct test_result *r)
 		jb_add(&b, o, "server_selection", json_server_selection(&b, r->fleet));
 	jb_add(&b, o, "server_version", jb_str(&b, r->server_version));
 	jb_add(&b, o, "start_time", json_start_time(&b, r));
-	jb_add(&b, o, "config", json_config(&b, &r->cfg));
+	jb_add(&b, o, "config", json_config(&b, r));
 	jb_add(&b, o, "cc", json_cc(&b, r));
 	jb_add(&b, o, "timestamps", json_timestamps(&b, r));
 	jb_add(&b, o, "probes", json_probe_totals(&b, r));

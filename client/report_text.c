@@ -111,6 +111,26 @@ static void describe_ts(const struct test_result *r, char *buf, size_t len)
 			 srv);
 }
 
+/* --tls-load: one line on the load's TLS and whether the kernel did it. */
+static void text_tls_load(const struct test_result *r, FILE *out)
+{
+	const struct tls_load_report *t = &r->tls_load;
+	char v[sizeof(t->version)], c[sizeof(t->cipher)];
+
+	if (!t->on)
+		return;
+	if (t->flows == 0) {
+		fprintf(out, "load over TLS: no flow completed its handshake\n");
+		return;
+	}
+	fprintf(out, "load over TLS: %s %s, %d flow%s, kernel TLS %s (send %d, receive %d)\n",
+		report_clean(t->version, v, sizeof(v)), report_clean(t->cipher, c, sizeof(c)),
+		t->flows, t->flows == 1 ? "" : "s",
+		t->ktls_send_flows == t->flows && t->ktls_recv_flows == t->flows ? "yes"
+		: t->ktls_send_flows + t->ktls_recv_flows > 0 ? "partly" : "no",
+		t->ktls_send_flows, t->ktls_recv_flows);
+}
+
 static void text_header(const struct test_result *r, FILE *out)
 {
 	char cc[160], ts[128], addr[sizeof(r->server_addr)];
@@ -120,6 +140,7 @@ static void text_header(const struct test_result *r, FILE *out)
 	fprintf(out, "bloatmeter %s → %s, %d flow%s per direction, %s, UDP probes every %g ms (%s)\n",
 		BM_VERSION, report_clean(r->server_addr, addr, sizeof(addr)), r->cfg.flows,
 		r->cfg.flows == 1 ? "" : "s", cc, r->cfg.interval_ms, ts);
+	text_tls_load(r, out);
 }
 
 /* The errors behind a refused congestion control, one line per end. */

@@ -36,6 +36,16 @@ struct tput_rec {
 	uint64_t bytes;
 };
 
+/* --tls-load: what the load flows' TLS negotiated, as the client saw it. */
+struct tls_load_report {
+	int on;                   /* the load ran inside TLS */
+	char version[16];         /* of the first flow: "TLSv1.3" */
+	char cipher[64];
+	int flows;                /* load flows that completed a TLS handshake, all phases */
+	int ktls_send_flows;      /* of them: the kernel encrypted what the client sent */
+	int ktls_recv_flows;      /* ... and decrypted what it received */
+};
+
 /* Congestion control as each end really used it for the load flows. */
 struct cc_report {
 	char requested[16];
@@ -227,6 +237,7 @@ struct test_result {
 
 	uint64_t server_max_rate_bps;  /* the server's bulk rate cap per direction (welcome);
 					* 0 = none */
+	struct tls_load_report tls_load; /* --tls-load (client/load.c) */
 };
 
 void result_init(struct test_result *r, const struct client_config *cfg);

@@ -55,6 +55,7 @@ struct test {
 	struct udp_probe *probe;
 	struct probeset *aux;      /* ICMP, DNS, new-connection probes (and capture) */
 	struct load_opts load_opts;
+	SSL_CTX *load_tls;         /* --tls-load: the load flows' TLS context (kernel TLS asked) */
 	struct probe_series *inflow_down, *inflow_up; /* in r->series, or NULL when off */
 	size_t cap_flows;
 	/* -P auto ramp per direction ([1] upload): last step's time (upload: server clock) and
@@ -150,6 +151,25 @@ static void test_note_load_info(struct test *t)
 	}
 }
 
+/* --tls-load: adds a phase's TLS flows (all of them, -P auto's too) to the report; the
+ * version and cipher are the first flow's. */
+static void test_note_tls(struct test *t)
+{
+	struct tls_load_report *tr = &t->res->tls_load;
+	struct load_info li;
+
+	load_get_info(t->load, &li);
+	if (li.tls_flows == 0)
+		return;
+	if (tr->flows == 0) {
+		snprintf(tr->version, sizeof(tr->version), "%s", li.tls_version);
+		snprintf(tr->cipher, sizeof(tr->cipher), "%s", li.tls_cipher);
+	}
+	tr->flows += li.tls_flows;
+	tr->ktls_send_flows += li.ktls_send_flows;
+	tr->ktls_recv_flows += li.ktls_recv_flows;
+}
+
 /* Share of busy time a limit held, NAN when the flows were never busy. */
 static double limited_share(uint64_t limited_us, uint64_t busy_us)
 {
@@ -221,6 +241,7 @@ static void test_end_step(struct test *t, int64_t now)
 		test_take_load_samples(t);
 		ph->flows_down = load_flows(t->load, 0);
 		ph->flows_up = load_flows(t->load, 1);
+		test_note_tls(t);
 		load_stop(t->load);
 		t->load = NULL;
 	}
@@ -608,7 +629,7 @@ static int test_connect(struct test *t, char *err, size_t errlen)
 {
 	const struct client_config *cfg = t->cfg;
 	struct test_result *r = t->res;
-	struct ctrl_secure sec = { NULL, NULL };
+	struct ctrl_secure sec = { NULL, NULL, cfg->tls_load };
 	int fd;
 
 	if (test_load_key(t, err, errlen) < 0)
@@ -704,8 +725,11 @@ static void test_cleanup(struct test *t)
 	struct test_result *r = t->res;
 
 	test_warn_cc(r);
-	if (t->load)
+	if (t->load) {
+		test_note_tls(t);
 		load_stop(t->load);
+	}
+	SSL_CTX_free(t->load_tls);
 	if (t->probe) {
 		if (!t->finishing)
 			udp_probe_stop(t->probe, 0);
@@ -741,12 +765,31 @@ static struct probe_series *inflow_series(struct test_result *r, const char *nam
 	return ps;
 }
 
-/* Options of every phase's load: unmarked, room for the -P auto ramp, and the in-flow probes,
- * which ride on the load connections (their series exist for the whole run). */
-static void test_setup_load(struct test *t)
+/* --tls-load: the load flows' own context, as trusting as the control connection's, with
+ * kernel TLS asked for (the control connection's bufferevent keeps OpenSSL's user space). */
+static int test_setup_load_tls(struct test *t, char *err, size_t errlen)
+{
+	t->res->tls_load.on = t->cfg->tls_load;
+	if (!t->cfg->tls_load)
+		return 0;
+	t->load_tls = tls_client_ctx(t->cfg->tls_ca, t->cfg->tls_insecure, err, errlen);
+	if (t->load_tls == NULL)
+		return -1;
+	tls_ctx_try_ktls(t->load_tls);
+	t->load_opts.tls_ctx = t->load_tls;
+	t->load_opts.tls_host = t->cfg->server;
+	return 0;
+}
+
+/* Options of every phase's load: unmarked, room for the -P auto ramp, TLS (--tls-load) and
+ * the in-flow probes, which ride on the load connections (their series exist for the whole
+ * run). 0, or -1 with err. */
+static int test_setup_load(struct test *t, char *err, size_t errlen)
 {
 	char addr[64];
 
+	if (test_setup_load_tls(t, err, errlen) < 0)
+		return -1;
 	t->load_opts.dscp = -1; /* load flows stay unmarked; --dscp is for probes */
 	/* A server's cap: our uploads pace to it, and the analysis reads a capped rate. */
 	t->load_opts.max_rate_bps = t->welcome.max_rate_bps;
@@ -756,11 +799,12 @@ static void test_setup_load(struct test *t)
 		t->load_opts.max_flows = 2 * t->max_auto;
 	}
 	if (!(t->cfg->probes & PROBE_BIT(PROBE_INFLOW)))
-		return;
+		return 0;
 	t->load_opts.inflow_interval_ns = (int64_t)(t->cfg->probe_interval_ms[PROBE_INFLOW] * NS_PER_MS);
 	sock_addr_str((struct sockaddr *)&t->sa, addr, sizeof(addr));
 	t->inflow_down = inflow_series(t->res, "inflow_down", addr);
 	t->inflow_up = inflow_series(t->res, "inflow_up", addr);
+	return 0;
 }
 
 int test_run(const struct client_config *cfg, struct test_result *res, char *err, size_t errlen)
@@ -790,7 +834,8 @@ int test_run(const struct client_config *cfg, struct test_result *res, char *err
 	t.aux = probeset_start(cfg, &t.sa, t.salen, &t.welcome, res, err, errlen);
 	if (t.aux == NULL)
 		goto out;
-	test_setup_load(&t);
+	if (test_setup_load(&t, err, errlen) < 0)
+		goto out;
 	res->start_real_ns = clock_real_ns();
 	res->t0_ns = clock_mono_ns();
 	t.tick = event_new(t.base, -1, EV_PERSIST, test_tick_callback, &t);

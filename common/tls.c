@@ -1,5 +1,6 @@
 /* tls: SSL_CTX set-up for both ends, the client's deadline-bound blocking handshake and I/O
- * (the control handshake is blocking, see client/ctrl.c), and error strings. */
+ * (the control handshake is blocking, see client/ctrl.c), error strings, and the non-blocking
+ * handshake steps and I/O of TLS bulk flows (server/bulk.c, client/load.c). */
 #include "common/tls.h"
 
 #include <arpa/inet.h>
@@ -184,11 +185,9 @@ static void tls_connect_error(SSL *ssl, const char *host, char *err, size_t errl
 	ERR_clear_error();
 }
 
-SSL *tls_client_connect(SSL_CTX *ctx, int fd, const char *host, int64_t deadline_ns, char *err,
-			size_t errlen)
+SSL *tls_client_new(SSL_CTX *ctx, int fd, const char *host, char *err, size_t errlen)
 {
 	SSL *ssl;
-	int rc;
 
 	ERR_clear_error();
 	ssl = SSL_new(ctx);
@@ -199,6 +198,17 @@ SSL *tls_client_connect(SSL_CTX *ctx, int fd, const char *host, int64_t deadline
 		SSL_free(ssl);
 		return NULL;
 	}
+	return ssl;
+}
+
+SSL *tls_client_connect(SSL_CTX *ctx, int fd, const char *host, int64_t deadline_ns, char *err,
+			size_t errlen)
+{
+	SSL *ssl = tls_client_new(ctx, fd, host, err, errlen);
+	int rc;
+
+	if (ssl == NULL)
+		return NULL;
 	errno = 0;
 	while ((rc = SSL_connect(ssl)) != 1) {
 		if (tls_wait(ssl, fd, rc, deadline_ns) < 0) {
@@ -249,4 +259,129 @@ int tls_write_all(SSL *ssl, int fd, const void *buf, size_t len, int64_t deadlin
 int tls_read_all(SSL *ssl, int fd, void *buf, size_t len, int64_t deadline_ns)
 {
 	return tls_all(ssl, fd, buf, len, deadline_ns, tls_read_io);
+}
+
+void tls_ctx_try_ktls(SSL_CTX *ctx)
+{
+	SSL_CTX_set_options(ctx, SSL_OP_ENABLE_KTLS);
+}
+
+/* Maps the result of a TLS call that did not succeed; clears the error queue on failures so
+ * that the next call on this thread starts clean (SSL_get_error reads the queue). */
+static enum tls_io tls_io_result(SSL *ssl, int rc)
+{
+	int e = SSL_get_error(ssl, rc);
+
+	if (e == SSL_ERROR_WANT_READ)
+		return TLS_IO_WANT_READ;
+	if (e == SSL_ERROR_WANT_WRITE)
+		return TLS_IO_WANT_WRITE;
+	ERR_clear_error();
+	/* SYSCALL with an empty queue: the socket failed (a reset) or ended. */
+	return e == SSL_ERROR_ZERO_RETURN || e == SSL_ERROR_SYSCALL ? TLS_IO_CLOSED : TLS_IO_ERROR;
+}
+
+enum tls_io tls_connect_step(SSL *ssl, const char *host, char *err, size_t errlen)
+{
+	int rc, e;
+
+	errno = 0;
+	rc = SSL_connect(ssl);
+	if (rc == 1)
+		return TLS_IO_OK;
+	e = SSL_get_error(ssl, rc);
+	if (e == SSL_ERROR_WANT_READ)
+		return TLS_IO_WANT_READ;
+	if (e == SSL_ERROR_WANT_WRITE)
+		return TLS_IO_WANT_WRITE;
+	if (e == SSL_ERROR_SYSCALL && errno == 0)
+		errno = ECONNRESET; /* the server closed: tls_connect_error hints at plain TCP */
+	tls_connect_error(ssl, host, err, errlen);
+	return TLS_IO_ERROR;
+}
+
+void tls_bulk_tune(SSL *ssl)
+{
+	SSL_set_options(ssl, SSL_OP_IGNORE_UNEXPECTED_EOF);
+	/* Without read-ahead OpenSSL reads each record with two system calls (header, body);
+	 * with it one read takes what the socket has. Kernel TLS reads records itself. */
+	if (!BIO_get_ktls_recv(SSL_get_rbio(ssl)))
+		SSL_set_read_ahead(ssl, 1);
+}
+
+int tls_adopt_fd(SSL *ssl, int fd, const uint8_t *enc, size_t enclen)
+{
+	BIO *w = BIO_new_socket(fd, BIO_NOCLOSE), *r;
+
+	if (w == NULL)
+		return -1;
+	if (enclen == 0) {
+		/* One socket BIO for both directions: SSL_set_bio takes our one reference. */
+		r = w;
+	} else {
+		/* The bytes read ahead come first; tls_read_nb moves on to the socket when they
+		 * are used up (a memory BIO that is empty asks to retry, not EOF). */
+		r = BIO_new(BIO_s_mem());
+		if (r == NULL || BIO_write(r, enc, (int)enclen) != (int)enclen) {
+			BIO_free(r);
+			BIO_free(w);
+			return -1;
+		}
+		BIO_set_mem_eof_return(r, -1);
+	}
+	SSL_set_bio(ssl, r, w);
+	return 0;
+}
+
+/* After WANT_READ: if the SSL still reads bytes adopted with tls_adopt_fd and has used them
+ * up, it reads from its socket from now on. 1 when it switched (the call should be repeated). */
+static int tls_next_rbio(SSL *ssl)
+{
+	BIO *r = SSL_get_rbio(ssl), *s;
+
+	if (r == NULL || BIO_method_type(r) != BIO_TYPE_MEM || BIO_ctrl_pending(r) > 0)
+		return 0;
+	s = SSL_get_wbio(ssl);
+	if (s == NULL || BIO_up_ref(s) != 1)
+		return 0;
+	SSL_set0_rbio(ssl, s); /* frees the memory BIO */
+	return 1;
+}
+
+enum tls_io tls_read_nb(SSL *ssl, void *buf, size_t len, size_t *n)
+{
+	for (;;) {
+		enum tls_io r;
+		int rc = SSL_read_ex(ssl, buf, len, n);
+
+		if (rc == 1)
+			return TLS_IO_OK;
+		r = tls_io_result(ssl, rc);
+		if (r != TLS_IO_WANT_READ || !tls_next_rbio(ssl))
+			return r;
+	}
+}
+
+enum tls_io tls_write_nb(SSL *ssl, const void *buf, size_t len, size_t *n)
+{
+	for (;;) {
+		enum tls_io r;
+		int rc = SSL_write_ex(ssl, buf, len, n);
+
+		if (rc == 1)
+			return TLS_IO_OK;
+		r = tls_io_result(ssl, rc);
+		if (r != TLS_IO_WANT_READ || !tls_next_rbio(ssl))
+			return r;
+	}
+}
+
+void tls_conn_info(SSL *ssl, struct tls_conn_info *info)
+{
+	const char *c = SSL_get_cipher_name(ssl);
+
+	snprintf(info->version, sizeof(info->version), "%s", SSL_get_version(ssl));
+	snprintf(info->cipher, sizeof(info->cipher), "%s", c ? c : "unknown");
+	info->ktls_send = BIO_get_ktls_send(SSL_get_wbio(ssl)) ? 1 : 0;
+	info->ktls_recv = BIO_get_ktls_recv(SSL_get_rbio(ssl)) ? 1 : 0;
 }

@@ -1,6 +1,8 @@
 /* tls: OpenSSL for the control channel — the server's and the client's SSL_CTX (TLS 1.2 at
  * least), the client's blocking handshake and I/O on a non-blocking socket with a deadline,
- * recognising a TLS connection by its first bytes, and one-sentence error strings. */
+ * recognising a TLS connection by its first bytes, and one-sentence error strings — and for
+ * the bulk flows of a TLS load: event-driven handshake steps and non-blocking I/O, kernel TLS
+ * when the kernel has it, and what a connection negotiated. */
 #ifndef BM_TLS_H
 #define BM_TLS_H
 
@@ -35,5 +37,45 @@ TLS_WUR int tls_read_all(SSL *ssl, int fd, void *buf, size_t len, int64_t deadli
 
 /* The reason text of an OpenSSL error code ("certificate verify failed"), never NULL. */
 const char *tls_error_string(unsigned long e);
+
+/* ---- bulk flows (docs/protocol.md, "TLS load"): non-blocking, driven by the event loop ---- */
+
+/* Outcome of one non-blocking TLS call. After WANT_READ wait for readability, after
+ * WANT_WRITE for writability, whatever the call was (a write may need to read first); then
+ * repeat the same call, a write with the same bytes. */
+enum tls_io { TLS_IO_OK, TLS_IO_WANT_READ, TLS_IO_WANT_WRITE, TLS_IO_CLOSED, TLS_IO_ERROR };
+
+/* What a connection negotiated, for the report. */
+struct tls_conn_info {
+	char version[16];  /* "TLSv1.3" */
+	char cipher[64];   /* "TLS_AES_256_GCM_SHA384" */
+	int ktls_send;     /* the kernel encrypts what we send (kernel TLS) */
+	int ktls_recv;     /* the kernel decrypts what we receive */
+};
+
+/* Asks OpenSSL to hand the record layer to the kernel (SSL_OP_ENABLE_KTLS) on ctx's
+ * connections whose handshake runs on their socket; without the kernel's tls module (or for
+ * a cipher it lacks) OpenSSL stays in user space, so this never fails a connection. */
+void tls_ctx_try_ktls(SSL_CTX *ctx);
+/* A client SSL on the connected non-blocking fd, set to check host (unless ctx is insecure);
+ * drive it with tls_connect_step. NULL with "TLS handshake with HOST failed: why" in err. */
+TLS_WUR SSL *tls_client_new(SSL_CTX *ctx, int fd, const char *host, char *err, size_t errlen);
+/* One step of the client handshake: OK when done, WANT_* to wait, ERROR with the sentence
+ * of tls_client_connect in err. */
+enum tls_io tls_connect_step(SSL *ssl, const char *host, char *err, size_t errlen);
+/* Settings of an established bulk connection: a peer's close without close_notify is an EOF
+ * (neither end sends one, as on the control connection), and reads take all the socket has
+ * at once (read-ahead) unless the kernel decrypts. */
+void tls_bulk_tune(SSL *ssl);
+/* Moves an established server SSL (its handshake ran elsewhere, e.g. in a libevent filter)
+ * onto the non-blocking socket fd: enc/enclen are bytes already read off fd but not yet given
+ * to the SSL, which it reads first. Does not take fd. 0, or -1 (out of memory; ssl unusable). */
+TLS_WUR int tls_adopt_fd(SSL *ssl, int fd, const uint8_t *enc, size_t enclen);
+/* SSL_read_ex / SSL_write_ex on a non-blocking socket: *n bytes moved when OK. CLOSED is an
+ * EOF or a reset by the peer; ERROR anything else (the error queue is cleared). */
+enum tls_io tls_read_nb(SSL *ssl, void *buf, size_t len, size_t *n);
+enum tls_io tls_write_nb(SSL *ssl, const void *buf, size_t len, size_t *n);
+/* Version, cipher and kernel TLS of an established connection. */
+void tls_conn_info(SSL *ssl, struct tls_conn_info *info);
 
 #endif

@@ -6,8 +6,15 @@
 #include <event2/event.h>
 
 #include "server/ctx.h"
+#include "server/worker.h"
 
 /* The listener's read callback; arg is the server_ctx. Accepts up to 64 connections a call. */
 void accept_callback(evutil_socket_t lfd, short what, void *arg);
+/* On worker's thread (base its base): takes over a connection the main thread handed over,
+ * and frees j. */
+void accept_job_run(struct server_ctx *srv, int worker, struct event_base *base,
+		    struct worker_job *j);
+/* Closes a connection that was never taken over (the pool stopped), and frees j. */
+void accept_job_drop(struct server_ctx *srv, struct worker_job *j);
 
 #endif

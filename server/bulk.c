@@ -2,7 +2,10 @@
  * keep their unsent backlog near rate × 5 ms via TCP_NOTSENT_LOWAT so that the tool itself
  * does not add a queue (as the responsiveness draft asks). Senders frame the stream into
  * records from one shared payload (sendmsg with iovecs, no copies) and echo the client's
- * requests in the next record they begin; sinks parse records and answer tagged ones at once. */
+ * requests in the next record they begin; sinks parse records and answer tagged ones at once.
+ * A TLS load runs the same streams through SSL_read/SSL_write on the same sockets (one event
+ * each, watching what the pending TLS calls wait for); its senders copy the stream into one
+ * TLS record's worth of plaintext at a time. */
 #include "server/bulk.h"
 
 #include <errno.h>
@@ -10,22 +13,43 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <event2/buffer.h>
+#include <event2/bufferevent_ssl.h>
+#include <openssl/ssl.h>
+
 #include "common/clock.h"
 #include "common/log.h"
 #include "common/sock.h"
+#include "common/tls.h"
 #include "common/util.h"
+#include "server/control.h"
+#include "server/worker.h"
 
 #define BULK_CHUNK (256 * 1024)
 #define BULK_LOWAT_MIN (16 * 1024)
 /* Enough iovecs for one chunk of the smallest records (two each) plus a partial record. */
 #define BULK_IOV (2 * (BULK_CHUNK / RECORD_SIZE_MIN) + 4)
 #define BULK_REQ_READ 4096 /* requests are 16 bytes: a download socket reads little */
+/* TLS: plaintext a sender hands to one SSL_write — the largest TLS record, so each write is
+ * one record — and iovecs enough for it (two per smallest record, plus a partial one). */
+#define BULK_TLS_REC (16 * 1024)
+#define BULK_TLS_IOV (2 * (BULK_TLS_REC / RECORD_SIZE_MIN) + 4)
 
-/* Shared read-only payload for senders and scratch space for sinks: the event loop is single
- * threaded, so one buffer each is enough. Filled once with random bytes (incompressible). */
+/* Shared read-only payload for senders, filled once with random bytes (incompressible) by
+ * bulk_init before the worker threads start; scratch space for sinks, one per thread (each
+ * worker runs its own event loop). */
 static uint8_t bulk_payload[BULK_CHUNK];
-static uint8_t bulk_scratch[BULK_CHUNK];
+static _Thread_local uint8_t bulk_scratch[BULK_CHUNK];
 static int bulk_payload_ready;
+
+void bulk_init(void)
+{
+	if (bulk_payload_ready)
+		return;
+	if (util_random(bulk_payload, sizeof(bulk_payload)) < 0)
+		memset(bulk_payload, 0xa5, sizeof(bulk_payload));
+	bulk_payload_ready = 1;
+}
 
 static void bulk_unlink(struct bulk_flow *f)
 {
@@ -66,6 +90,9 @@ void bulk_close(struct bulk_flow *f)
 			  (unsigned long long)f->requests, (unsigned long long)f->resp_dropped);
 	bulk_unlink(f);
 	event_free(f->ev);
+	/* No close_notify (docs/protocol.md): a close is an EOF, as on a plain flow. */
+	SSL_free(f->ssl);
+	free(f->tx);
 	close(f->fd);
 	free(f);
 	if (down)
@@ -77,6 +104,46 @@ static int bulk_would_block(void)
 	return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
 }
 
+/* Makes f's event watch what its pending TLS calls wait for (f->rd_wants | f->wr_wants).
+ * A throttled sink stays unwatched (bulk_limits_tick adds it again). */
+static void bulk_watch(struct bulk_flow *f)
+{
+	short want = f->rd_wants | f->wr_wants;
+	struct event_base *base = event_get_base(f->ev);
+	event_callback_fn cb = event_get_callback(f->ev);
+
+	if (want == f->events || f->throttled)
+		return;
+	if (event_del(f->ev) < 0 || event_assign(f->ev, base, f->fd, want | EV_PERSIST, cb, f) < 0 ||
+	    event_add(f->ev, NULL) < 0) {
+		f->failed = 1;
+		return;
+	}
+	f->events = want;
+}
+
+/* The events a TLS call that returned r waits for (0: it finished or failed). */
+static short bulk_tls_wants(enum tls_io r)
+{
+	return r == TLS_IO_WANT_READ ? EV_READ : r == TLS_IO_WANT_WRITE ? EV_WRITE : 0;
+}
+
+/* TLS: writes the pending response (the same 16 bytes until SSL_write takes them: once it
+ * began a record it must be offered the same bytes again, so a response is never dropped
+ * half-way; a request arriving meanwhile is). Returns what is left, 0 or RECORD_HDR_LEN. */
+static int bulk_tls_flush_response(struct bulk_flow *f)
+{
+	size_t n;
+	enum tls_io r = tls_write_nb(f->ssl, f->resp, RECORD_HDR_LEN, &n);
+
+	f->wr_wants = bulk_tls_wants(r);
+	if (r == TLS_IO_OK || r == TLS_IO_CLOSED || r == TLS_IO_ERROR) {
+		f->failed |= r != TLS_IO_OK;
+		f->resp_left = 0;
+	}
+	return f->resp_left;
+}
+
 /* Writes what is left of a response; 0 when none is left. */
 static int bulk_flush_response(struct bulk_flow *f)
 {
@@ -84,6 +151,8 @@ static int bulk_flush_response(struct bulk_flow *f)
 
 	if (f->resp_left == 0)
 		return 0;
+	if (f->ssl)
+		return bulk_tls_flush_response(f);
 	n = send(f->fd, f->resp + RECORD_HDR_LEN - f->resp_left, f->resp_left,
 		 MSG_NOSIGNAL | MSG_DONTWAIT);
 	if (n > 0)
@@ -104,7 +173,7 @@ static void bulk_respond(struct bulk_flow *f, const struct record_hdr *req)
 	}
 	record_encode(&h, f->resp);
 	f->resp_left = RECORD_HDR_LEN;
-	if (bulk_flush_response(f) == RECORD_HDR_LEN) {
+	if (bulk_flush_response(f) == RECORD_HDR_LEN && f->ssl == NULL) {
 		f->resp_left = 0;
 		f->resp_dropped++;
 	}
@@ -244,6 +313,153 @@ static void bulk_sink_callback(evutil_socket_t fd, short what, void *arg)
 	}
 }
 
+/* TLS: more plaintext may wait inside the TLS layer (its read-ahead) than the socket shows:
+ * come back to it after the other events had their turn. */
+static void bulk_tls_kick(struct bulk_flow *f)
+{
+	if ((f->rd_wants & EV_READ) && SSL_has_pending(f->ssl))
+		event_active(f->ev, EV_READ, 0);
+}
+
+/* TLS download: the client's requests. 0, or -1 after closing f. */
+static int bulk_tls_read_requests(struct bulk_flow *f)
+{
+	for (int i = 0; i < 16; i++) {
+		size_t n;
+		enum tls_io r = tls_read_nb(f->ssl, bulk_scratch, BULK_REQ_READ, &n);
+
+		if (r == TLS_IO_OK) {
+			f->rd_wants = EV_READ;
+			f->active_ns = clock_mono_ns();
+			if (bulk_parse(f, bulk_scratch, n) < 0) {
+				bulk_close(f);
+				return -1;
+			}
+			continue;
+		}
+		f->rd_wants = bulk_tls_wants(r);
+		if (f->rd_wants)
+			return 0;
+		log_debug("session %llu: download flow %u ended", (unsigned long long)f->sess->id,
+			  f->flow_id);
+		bulk_close(f);
+		return -1;
+	}
+	bulk_tls_kick(f);
+	return 0;
+}
+
+/* TLS download: takes the next stream bytes from the writer into f->tx. They are committed
+ * (an echo waits for the next record) as sendmsg commits them on a plain flow. */
+static void bulk_tls_fill(struct bulk_flow *f)
+{
+	struct iovec iov[BULK_TLS_IOV];
+	size_t k = record_writer_iov(&f->w, iov, BULK_TLS_IOV, BULK_TLS_REC), len = 0;
+
+	for (size_t i = 0; i < k && len < BULK_TLS_REC; i++) {
+		size_t c = iov[i].iov_len < BULK_TLS_REC - len ? iov[i].iov_len : BULK_TLS_REC - len;
+
+		memcpy(f->tx + len, iov[i].iov_base, c);
+		len += c;
+	}
+	(void)record_writer_sent(&f->w, len);
+	f->tx_off = 0;
+	f->tx_len = len;
+}
+
+/* TLS download: like the plain sendmsg, up to BULK_CHUNK bytes while the socket takes them
+ * (TCP_NOTSENT_LOWAT keeps the kernel's unsent part small; ours is at most one TLS record).
+ * Goodput counts application bytes. 0, or -1 after closing f. */
+static int bulk_tls_send(struct bulk_flow *f)
+{
+	size_t moved = 0;
+
+	while (moved < BULK_CHUNK) {
+		size_t n;
+		enum tls_io r;
+
+		if (f->tx_off == f->tx_len)
+			bulk_tls_fill(f);
+		r = tls_write_nb(f->ssl, f->tx + f->tx_off, f->tx_len - f->tx_off, &n);
+		if (r != TLS_IO_OK) {
+			/* WANT_READ: wait for readability (not writability) before the retry. */
+			f->wr_wants = bulk_tls_wants(r);
+			if (f->wr_wants)
+				return 0;
+			log_debug("session %llu: download flow %u ended", (unsigned long long)f->sess->id,
+				  f->flow_id);
+			bulk_close(f);
+			return -1;
+		}
+		f->wr_wants = EV_WRITE;
+		f->tx_off += n;
+		moved += n;
+		f->sess->down_tx_bytes += (uint64_t)n;
+		f->active_ns = clock_mono_ns();
+	}
+	return 0;
+}
+
+static void bulk_tls_send_callback(evutil_socket_t fd, short what, void *arg)
+{
+	struct bulk_flow *f = arg;
+
+	if ((what & f->rd_wants) && bulk_tls_read_requests(f) < 0)
+		return;
+	if ((what & f->wr_wants) && bulk_tls_send(f) < 0)
+		return;
+	bulk_watch(f);
+	if (f->failed)
+		bulk_close(f);
+}
+
+/* TLS upload: reads records within the session's max-rate allowance, as the plain sink. */
+static void bulk_tls_sink_callback(evutil_socket_t fd, short what, void *arg)
+{
+	struct bulk_flow *f = arg;
+	size_t got = 0;
+
+	if (what & f->wr_wants)
+		(void)bulk_flush_response(f);
+	while (!f->failed && (what & f->rd_wants) && got < 4 * BULK_CHUNK) {
+		int64_t now = clock_mono_ns();
+		size_t want = bulk_sink_allowance(f, now), n;
+		enum tls_io r;
+
+		if (want == 0) {
+			/* bulk_limits_tick adds the event again. */
+			if (event_del(f->ev) == 0)
+				f->throttled = 1;
+			return;
+		}
+		r = tls_read_nb(f->ssl, bulk_scratch, want, &n);
+		if (r != TLS_IO_OK) {
+			f->rd_wants = bulk_tls_wants(r);
+			if (f->rd_wants)
+				break;
+			log_debug("session %llu: upload flow %u ended", (unsigned long long)f->sess->id,
+				  f->flow_id);
+			bulk_close(f);
+			return;
+		}
+		f->rd_wants = EV_READ;
+		f->active_ns = now;
+		got += n;
+		if (f->sess->max_rate_bps > 0)
+			limits_bucket_charge(&f->sess->up_bucket, now, (double)n);
+		f->sess->up_rx_bytes += (uint64_t)n;
+		if (bulk_parse(f, bulk_scratch, n) < 0) {
+			bulk_close(f);
+			return;
+		}
+	}
+	if (got >= 4 * BULK_CHUNK)
+		bulk_tls_kick(f);
+	bulk_watch(f);
+	if (f->failed)
+		bulk_close(f);
+}
+
 /* Sets the session's congestion control on a load socket; counts failures for the report. */
 static void bulk_set_cc(struct bulk_flow *f)
 {
@@ -259,23 +475,44 @@ static void bulk_set_cc(struct bulk_flow *f)
 int bulk_attach(struct session *sess, int fd, const struct wire_data_hello *h,
 		const uint8_t *pre, size_t prelen)
 {
+	return bulk_attach_ssl(sess, fd, NULL, h, pre, prelen);
+}
+
+/* Sets a new TLS flow up: its settings, the sender's plaintext buffer, what its event waits
+ * for first. 0 or -1. */
+static int bulk_tls_init(struct bulk_flow *f)
+{
+	int up = f->dir == WIRE_DIR_UP;
+
+	tls_bulk_tune(f->ssl);
+	f->rd_wants = EV_READ;
+	f->wr_wants = up ? 0 : EV_WRITE;
+	f->events = f->rd_wants | f->wr_wants;
+	if (!up && (f->tx = malloc(BULK_TLS_REC)) == NULL)
+		return -1;
+	return 0;
+}
+
+int bulk_attach_ssl(struct session *sess, int fd, SSL *ssl, const struct wire_data_hello *h,
+		    const uint8_t *pre, size_t prelen)
+{
 	struct bulk_flow *f;
 	int up = h->dir == WIRE_DIR_UP;
+	event_callback_fn cb;
 
-	if (!bulk_payload_ready) {
-		if (util_random(bulk_payload, sizeof(bulk_payload)) < 0)
-			memset(bulk_payload, 0xa5, sizeof(bulk_payload));
-		bulk_payload_ready = 1;
-	}
-	if (sess->state != SESS_ACTIVE || sess->nflows[up] >= sess->srv->cfg->max_flows) {
-		close(fd);
-		return -1;
-	}
-	f = calloc(1, sizeof(*f));
+	bulk_init(); /* done already in the daemon (server.c); tests may skip it */
+	if (sess->tls_load && ssl == NULL)
+		log_debug("session %llu: plain data connection refused (the session asked for a TLS "
+			  "load)", (unsigned long long)sess->id);
+	f = sess->state != SESS_ACTIVE || sess->nflows[up] >= sess->srv->cfg->max_flows ||
+			    (sess->tls_load && ssl == NULL)
+		    ? NULL : calloc(1, sizeof(*f));
 	if (f == NULL) {
+		SSL_free(ssl);
 		close(fd);
 		return -1;
 	}
+	f->ssl = ssl;
 	f->fd = fd;
 	f->active_ns = clock_mono_ns();
 	f->dir = h->dir;
@@ -288,12 +525,17 @@ int bulk_attach(struct session *sess, int fd, const struct wire_data_hello *h,
 	bulk_set_cc(f);
 	if (!up && sock_set_notsent_lowat(fd, BULK_LOWAT_MIN) < 0)
 		log_debug("TCP_NOTSENT_LOWAT: %s", strerror(errno));
+	if (ssl)
+		cb = up ? bulk_tls_sink_callback : bulk_tls_send_callback;
+	else
+		cb = up ? bulk_sink_callback : bulk_send_callback;
 	/* Download flows also read: the client's requests come back on them. */
-	f->ev = event_new(sess->srv->base, fd, (up ? EV_READ : EV_READ | EV_WRITE) | EV_PERSIST,
-			  up ? bulk_sink_callback : bulk_send_callback, f);
-	if (f->ev == NULL || event_add(f->ev, NULL) < 0) {
+	f->ev = event_new(sess->base, fd, (up ? EV_READ : EV_READ | EV_WRITE) | EV_PERSIST, cb, f);
+	if (f->ev == NULL || (ssl && bulk_tls_init(f) < 0) || event_add(f->ev, NULL) < 0) {
 		if (f->ev)
 			event_free(f->ev);
+		SSL_free(ssl);
+		free(f->tx);
 		close(fd);
 		free(f);
 		return -1;
@@ -309,6 +551,9 @@ int bulk_attach(struct session *sess, int fd, const struct wire_data_hello *h,
 		bulk_close(f);
 		return -1;
 	}
+	/* The TLS layer may already hold stream bytes (decrypted or read ahead at hand-over). */
+	if (ssl)
+		event_active(f->ev, EV_READ, 0);
 	return 0;
 }
 
@@ -352,6 +597,156 @@ void bulk_limits_tick(struct session *sess, int64_t now_ns)
 			f->throttled = 0;
 			if (event_add(f->ev, NULL) < 0)
 				bulk_close(f);
+			else if (f->ssl)
+				bulk_tls_kick(f);
 		}
+	}
+}
+
+/* Bytes the filter's socket side wrote into its output but did not send yet (a TLS 1.2 server's
+ * last handshake flight, normally gone long before the client's first record): sent now, or
+ * the hand-over fails. 0 or -1. */
+static int bulk_tls_flush_raw(struct bufferevent *raw, int fd)
+{
+	struct evbuffer *out = bufferevent_get_output(raw);
+	size_t len = evbuffer_get_length(out);
+	const uint8_t *p = len ? evbuffer_pullup(out, -1) : NULL;
+
+	if (len == 0)
+		return 0;
+	return p && send(fd, p, len, MSG_NOSIGNAL | MSG_DONTWAIT) == (ssize_t)len ? 0 : -1;
+}
+
+int bulk_tls_detach(struct bufferevent *tb, int *fd, SSL **sslp, struct wire_data_hello *h,
+		    uint8_t **pre, size_t *prelen)
+{
+	struct bufferevent *raw = bufferevent_get_underlying(tb);
+	struct evbuffer *in = bufferevent_get_input(tb), *enc;
+	SSL *ssl = bufferevent_openssl_get_ssl(tb);
+	const uint8_t *hb;
+	size_t extra = 0;
+	int rc = -1;
+
+	*fd = -1;
+	*sslp = NULL;
+	*pre = NULL;
+	*prelen = 0;
+	/* First of all: the filter must never read through the SSL again once the SSL reads the
+	 * socket itself (the read callback we are called from is its last step). */
+	(void)bufferevent_disable(tb, EV_READ | EV_WRITE);
+	hb = evbuffer_pullup(in, WIRE_DATA_HELLO_LEN);
+	if (raw == NULL || ssl == NULL || hb == NULL ||
+	    wire_data_hello_decode(hb, WIRE_DATA_HELLO_LEN, h) < 0 ||
+	    evbuffer_drain(in, WIRE_DATA_HELLO_LEN) < 0)
+		goto out;
+	/* Decrypted stream bytes behind the hello come first, then what the SSL holds, then the
+	 * encrypted bytes the socket side read ahead, then the socket. */
+	extra = evbuffer_get_length(in);
+	*pre = malloc(extra ? extra : 1);
+	if (*pre == NULL || evbuffer_remove(in, *pre, extra) != (int)extra)
+		goto out;
+	*fd = dup(bufferevent_getfd(raw));
+	enc = bufferevent_get_input(raw);
+	if (*fd < 0 || bulk_tls_flush_raw(raw, *fd) < 0 || SSL_up_ref(ssl) != 1)
+		goto out;
+	if (tls_adopt_fd(ssl, *fd, evbuffer_pullup(enc, -1), evbuffer_get_length(enc)) < 0) {
+		SSL_free(ssl);
+		goto out;
+	}
+	*sslp = ssl;
+	*prelen = extra;
+	rc = 0;
+out:
+	if (rc < 0) {
+		free(*pre);
+		*pre = NULL;
+		if (*fd >= 0)
+			close(*fd);
+		*fd = -1;
+	}
+	/* Frees the socket side (closing its descriptor: ours is a dup) and drops the filter's
+	 * reference to ssl. */
+	bufferevent_free(tb);
+	return rc;
+}
+
+/* A TLS data connection out of its filter, on its way to its session's worker. */
+struct bulk_tls_job {
+	struct server_ctx *srv;
+	int worker;                    /* the session's, when the hello was checked */
+	int fd;
+	SSL *ssl;
+	struct wire_data_hello h;
+	struct sockaddr_storage peer;
+	size_t prelen;
+	uint8_t pre[];
+};
+
+/* On the session's worker: attaches the flow if its session still runs there (only the
+ * owner may touch a session, and once it is ours no other thread frees it). Frees job. */
+static void bulk_tls_job_run(struct bulk_tls_job *j)
+{
+	struct session *s = NULL;
+
+	if (control_session_worker(j->srv, j->h.token, (struct sockaddr *)&j->peer) != j->worker ||
+	    (s = control_find_session(j->srv, j->h.token)) == NULL) {
+		log_debug("TLS data connection refused: its session ended");
+		SSL_free(j->ssl);
+		close(j->fd);
+	}
+	if (s == NULL || bulk_attach_ssl(s, j->fd, j->ssl, &j->h, j->pre, j->prelen) < 0)
+		atomic_fetch_add(&j->srv->counters.data_bad, 1);
+	free(j);
+}
+
+static void bulk_tls_job_callback(evutil_socket_t fd, short what, void *arg)
+{
+	bulk_tls_job_run(arg);
+}
+
+void bulk_attach_tls(struct server_ctx *srv, int worker, struct bufferevent *tb,
+		     const struct sockaddr *peer)
+{
+	struct wire_data_hello h;
+	struct bulk_tls_job *j = NULL;
+	uint8_t *pre;
+	size_t prelen;
+	SSL *ssl;
+	int fd, w;
+
+	if (bulk_tls_detach(tb, &fd, &ssl, &h, &pre, &prelen) < 0) {
+		atomic_fetch_add(&srv->counters.data_bad, 1);
+		log_debug("TLS data connection refused: bad hello");
+		return;
+	}
+	w = control_session_worker(srv, h.token, peer);
+	if (w >= 0)
+		j = malloc(sizeof(*j) + prelen);
+	if (j == NULL) {
+		atomic_fetch_add(&srv->counters.data_bad, 1);
+		log_debug("TLS data connection refused: %s", w < 0 ? "unknown session" : "no memory");
+		SSL_free(ssl);
+		close(fd);
+		free(pre);
+		return;
+	}
+	*j = (struct bulk_tls_job){ .srv = srv, .worker = w, .fd = fd, .ssl = ssl, .h = h,
+				    .prelen = prelen };
+	memcpy(&j->peer, peer, peer->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
+							    : sizeof(struct sockaddr_in));
+	memcpy(j->pre, pre, prelen);
+	free(pre);
+	/* The handshake ran on whichever worker had room; the flow belongs to its session's.
+	 * The SSL is used by one thread at a time: this one hands it over and never again. */
+	if (w == worker || srv->workers == NULL) {
+		bulk_tls_job_run(j);
+		return;
+	}
+	if (event_base_once(worker_base(srv->workers, w), -1, EV_TIMEOUT, bulk_tls_job_callback, j,
+			    NULL) < 0) {
+		atomic_fetch_add(&srv->counters.data_bad, 1);
+		SSL_free(j->ssl);
+		close(j->fd);
+		free(j);
 	}
 }

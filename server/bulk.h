@@ -1,10 +1,13 @@
 /* bulk: the server's end of the load flows — a source for download, a sink for upload — with
- * the in-flow request/response framing of docs/protocol.md (echoes, responses). */
+ * the in-flow request/response framing of docs/protocol.md (echoes, responses), over plain TCP
+ * or, for a TLS load, inside TLS. */
 #ifndef BM_BULK_H
 #define BM_BULK_H
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include <event2/bufferevent.h>
 
 #include "common/record.h"
 #include "server/ctx.h"
@@ -24,14 +27,41 @@ struct bulk_flow {
 	int64_t active_ns;             /* last time a byte moved (idle-timeout) */
 	int throttled;                 /* upload: not reading, over the session's max-rate */
 	struct bulk_flow *next;
+	/* TLS load (docs/protocol.md): the record stream runs inside ssl; NULL: plain TCP. */
+	struct ssl_st *ssl;
+	uint8_t *tx;                   /* download: stream bytes taken from w, not yet accepted by
+					* SSL_write (a retry must offer the same bytes) */
+	size_t tx_off, tx_len;
+	short rd_wants, wr_wants;      /* events the pending read and write wait for (0: none) */
+	short events;                  /* what ev watches now */
+	int failed;                    /* a TLS call failed inside a helper: close at the end */
 };
 
+/* Fills the senders' shared payload; call once before threads that run flows start. */
+void bulk_init(void);
 /* Attaches an accepted, validated data connection to sess and starts moving bytes.
  * pre/prelen: stream bytes already read past the hello; they are parsed (and counted for
  * upload flows) like any later bytes. Takes ownership of fd (closed on failure). Returns 0,
  * or -1 when the flow could not start or pre is not a valid record stream. */
 int bulk_attach(struct session *sess, int fd, const struct wire_data_hello *h,
 		const uint8_t *pre, size_t prelen);
+/* bulk_attach for a data connection of a TLS load: the record stream runs inside ssl (its
+ * handshake done, set on fd; taken, freed on failure). A session that asked for a TLS load
+ * (session.tls_load) refuses plain flows: bulk_attach returns -1 for them. */
+int bulk_attach_ssl(struct session *sess, int fd, struct ssl_st *ssl,
+		    const struct wire_data_hello *h, const uint8_t *pre, size_t prelen);
+/* A TLS connection whose first decrypted bytes are a data hello, out of its libevent OpenSSL
+ * filter (tb, accepting, handshake done; freed here in any case): *fd (a new descriptor),
+ * *ssl moved onto it, the decoded hello, and in *pre (malloc'd, caller frees) the *prelen
+ * stream bytes already decrypted behind the hello. 0, or -1 (bad hello, out of memory). */
+int bulk_tls_detach(struct bufferevent *tb, int *fd, struct ssl_st **ssl,
+		    struct wire_data_hello *h, uint8_t **pre, size_t *prelen);
+/* The hand-over of server/accept.c for such a connection, on the worker that ran its
+ * handshake: bulk_tls_detach, the session by token and client IP as for plain data
+ * connections (data_bad counted on refusal), then bulk_attach_ssl on the session's worker
+ * (queued to its base when that is another one). Frees tb. */
+void bulk_attach_tls(struct server_ctx *srv, int worker, struct bufferevent *tb,
+		     const struct sockaddr *peer);
 /* Closes and frees one flow, unlinking it from its session. */
 void bulk_close(struct bulk_flow *f);
 /* TCP_INFO totals of the session's download flows, open and closed. */

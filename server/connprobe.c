@@ -175,7 +175,7 @@ void connprobe_start(struct server_ctx *srv, struct bufferevent *bev, const stru
 	c->bev = bev;
 	memcpy(&c->peer, peer, peer->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
 							    : sizeof(struct sockaddr_in));
-	c->deadline = evtimer_new(srv->base, connprobe_deadline_callback, c);
+	c->deadline = evtimer_new(bufferevent_get_base(bev), connprobe_deadline_callback, c);
 	if (c->deadline == NULL || evtimer_add(c->deadline, &tmo) < 0) {
 		connprobe_free(c, 1);
 		return;

@@ -21,12 +21,14 @@
 #include "common/util.h"
 #include "server/bulk.h"
 #include "server/testring.h"
+#include "server/worker.h"
 
 #define STATS_INTERVAL_MS 100
 
 /* A control connection before hello: no session yet, so its state is just this. */
 struct pending_ctrl {
 	struct server_ctx *srv;
+	int worker;                   /* whose thread runs it (and the session it becomes) */
 	struct sockaddr_storage peer;
 	/* With a psk-file (docs/protocol.md, "Authentication"): the hello held until its auth
 	 * answer, both nonces, and the key that answered. */
@@ -150,7 +152,8 @@ static int control_next_message(struct bufferevent *bev, json_object **msg, char
 	return frame_take(bufferevent_get_input(bev), msg, err, errlen);
 }
 
-/* Running sessions of the client at peer (one IPv4 address or IPv6 /64). */
+/* Running sessions of the client at peer (one IPv4 address or IPv6 /64). Caller holds
+ * srv->lock, as for control_earliest_end. */
 static int control_client_sessions(const struct server_ctx *srv, const struct sockaddr *peer)
 {
 	int n = 0;
@@ -160,12 +163,47 @@ static int control_client_sessions(const struct server_ctx *srv, const struct so
 	return n;
 }
 
-struct session *control_find_session(struct server_ctx *srv, const uint8_t *token)
+/* Caller holds srv->lock. */
+static struct session *control_find_locked(struct server_ctx *srv, const uint8_t *token)
 {
 	for (struct session *s = srv->sessions; s; s = s->next)
 		if (memcmp(s->token, token, WIRE_TOKEN_LEN) == 0)
 			return s;
 	return NULL;
+}
+
+struct session *control_find_session(struct server_ctx *srv, const uint8_t *token)
+{
+	struct session *s;
+
+	pthread_mutex_lock(&srv->lock);
+	s = control_find_locked(srv, token);
+	pthread_mutex_unlock(&srv->lock);
+	return s;
+}
+
+int control_session_worker(struct server_ctx *srv, const uint8_t *token,
+			   const struct sockaddr *peer)
+{
+	const struct session *s;
+	int w = -1;
+
+	pthread_mutex_lock(&srv->lock);
+	s = control_find_locked(srv, token);
+	if (s != NULL && (peer == NULL || sock_same_ip((const struct sockaddr *)&s->peer, peer)))
+		w = s->worker;
+	pthread_mutex_unlock(&srv->lock);
+	return w;
+}
+
+int control_count(struct server_ctx *srv)
+{
+	int n;
+
+	pthread_mutex_lock(&srv->lock);
+	n = srv->nsessions;
+	pthread_mutex_unlock(&srv->lock);
+	return n;
 }
 
 /* The earliest expected end (start + requested duration) among the running sessions, or
@@ -191,6 +229,39 @@ static void control_busy(struct server_ctx *srv, struct bufferevent *bev, int re
 	control_reply_and_close(bev, busy);
 }
 
+/* A summary posted by a worker thread, pushed on the main thread (which owns the ring). */
+struct control_posted {
+	struct server_ctx *srv;
+	struct test_summary sum;
+};
+
+static void control_push_callback(evutil_socket_t fd, short what, void *arg)
+{
+	struct control_posted *p = arg;
+
+	testring_push(p->srv->tests, &p->sum);
+	free(p);
+}
+
+/* The ring of recent tests is the main thread's (the HTTP listener reads it there): a worker
+ * thread posts the summary to the main loop instead of taking a lock on every request. */
+static void control_push_test(struct server_ctx *srv, const struct test_summary *sum)
+{
+	struct control_posted *p;
+
+	if (!srv->tests_remote) {
+		testring_push(srv->tests, sum);
+		return;
+	}
+	p = malloc(sizeof(*p));
+	if (p == NULL)
+		return; /* the test ran; only its summary is not kept */
+	p->srv = srv;
+	p->sum = *sum;
+	if (event_base_once(srv->base, -1, EV_TIMEOUT, control_push_callback, p, NULL) < 0)
+		free(p);
+}
+
 /* The ended test's summary into the ring of recent tests, taken before its flows and table
  * entry go (their counters are part of it), and its bytes into the daemon's totals. */
 static void control_record_test(struct session *s)
@@ -203,7 +274,7 @@ static void control_record_test(struct session *s)
 	if (s->live != NULL && srv->tests != NULL) {
 		testlive_finish(s->live, s, session_table_probe_count(&srv->table, s->token),
 				clock_mono_ns(), &sum);
-		testring_push(srv->tests, &sum);
+		control_push_test(srv, &sum);
 	}
 	free(s->live);
 	s->live = NULL;
@@ -218,11 +289,14 @@ static void session_free(struct session *s)
 	while (s->flows)
 		bulk_close(s->flows);
 	session_table_remove(&srv->table, s->token);
+	pthread_mutex_lock(&srv->lock);
 	while (*pp && *pp != s)
 		pp = &(*pp)->next;
 	if (*pp)
 		*pp = s->next;
 	srv->nsessions--;
+	pthread_mutex_unlock(&srv->lock);
+	worker_session_ended(srv->workers, s->worker);
 	if (s->tick)
 		event_free(s->tick);
 	if (s->ctrl)
@@ -251,8 +325,8 @@ static json_object *session_stats(struct session *s, int final)
 	json_object_object_add(msg, "flows_down", json_object_new_int(s->nflows[0]));
 	json_object_object_add(msg, "flows_up", json_object_new_int(s->nflows[1]));
 	json_object_object_add(msg, "cc_failures", json_object_new_int64((int64_t)s->cc_failures));
-	/* This runs on the event loop that drives every bulk flow: its CPU time tells the client
-	 * whether the server, not the path, limited the load. */
+	/* This runs on the session's worker, whose event loop drives all its bulk flows: that
+	 * thread's CPU time tells the client whether the server, not the path, limited the load. */
 	json_object_object_add(msg, "loop_cpu_ns", json_object_new_int64(clock_thread_cpu_ns()));
 	bulk_down_totals(s, &tt);
 	json_object_object_add(msg, "down_retrans", json_object_new_int64((int64_t)tt.retrans));
@@ -445,58 +519,128 @@ static int control_hello_fields(struct server_ctx *srv, struct bufferevent *bev,
 	return 0;
 }
 
-/* The limits a new session must pass; 0, or -1 after an error or busy reply (counted by
- * reason). A busy client learns when the first session in its way ends. */
+/* Why a hello is refused, or ADMIT_OK. */
+enum control_verdict {
+	ADMIT_OK,
+	ADMIT_DURATION,
+	ADMIT_SHUTDOWN,
+	ADMIT_BUSY,
+	ADMIT_PER_CLIENT,
+	ADMIT_ADMISSION,
+};
+
+/* The checks against every worker's sessions, under the lock so that two workers cannot
+ * both take the last place: ADMIT_OK reserves it (nsessions counts it until
+ * control_session_new links the session or gives the place back). *first: the earliest end
+ * among the sessions in the way, for the busy reply. */
+static enum control_verdict control_verdict(struct server_ctx *srv, const struct sockaddr *peer,
+					    int64_t duration, int64_t *first)
+{
+	const struct server_config *cfg = srv->cfg;
+	enum control_verdict v = ADMIT_OK;
+
+	if (duration > cfg->max_duration_s)
+		return ADMIT_DURATION;
+	/* A connection accepted just before SIGTERM may still say hello during the drain. */
+	if (atomic_load(&srv->shutting_down))
+		return ADMIT_SHUTDOWN;
+	pthread_mutex_lock(&srv->lock);
+	if (srv->nsessions >= cfg->max_sessions) {
+		v = ADMIT_BUSY;
+		*first = control_earliest_end(srv, NULL);
+	} else if (control_client_sessions(srv, peer) >= cfg->max_sessions_per_client) {
+		v = ADMIT_PER_CLIENT;
+		*first = control_earliest_end(srv, peer);
+	} else if (limits_admission_busy(srv->admission)) {
+		v = ADMIT_ADMISSION;
+		*first = control_earliest_end(srv, NULL);
+	} else {
+		srv->nsessions++;
+	}
+	pthread_mutex_unlock(&srv->lock);
+	return v;
+}
+
+/* Gives back a place control_verdict reserved for a session that was not created. */
+static void control_unreserve(struct server_ctx *srv)
+{
+	pthread_mutex_lock(&srv->lock);
+	srv->nsessions--;
+	pthread_mutex_unlock(&srv->lock);
+}
+
+/* The limits a new session must pass; 0 (a place reserved), or -1 after an error or busy reply
+ * (counted by reason). A busy client learns when the first session in its way ends. */
 static int control_admit(struct server_ctx *srv, struct bufferevent *bev,
 			 const struct sockaddr *peer, int64_t duration)
 {
 	const struct server_config *cfg = srv->cfg;
-	int64_t now = clock_mono_ns();
+	int64_t now = clock_mono_ns(), first = 0;
 
-	if (duration > cfg->max_duration_s) {
+	switch (control_verdict(srv, peer, duration, &first)) {
+	case ADMIT_OK:
+		return 0;
+	case ADMIT_DURATION:
 		atomic_fetch_add(&srv->counters.sessions_refused, 1);
 		atomic_fetch_add(&srv->counters.sessions_refused_duration, 1);
 		control_fail(bev, "requested duration exceeds this server's limit");
-		return -1;
-	}
-	/* A connection accepted just before SIGTERM may still say hello during the drain. */
-	if (srv->shutting_down) {
+		break;
+	case ADMIT_SHUTDOWN:
 		atomic_fetch_add(&srv->counters.sessions_refused, 1);
 		atomic_fetch_add(&srv->counters.sessions_refused_shutdown, 1);
 		control_fail(bev, "server shutting down");
-		return -1;
-	}
-	if (srv->nsessions >= cfg->max_sessions) {
+		break;
+	case ADMIT_BUSY:
 		atomic_fetch_add(&srv->counters.sessions_refused_busy, 1);
-		control_busy(srv, bev, limits_retry_after_s(control_earliest_end(srv, NULL), now, 1,
-							    cfg->max_duration_s));
-		return -1;
-	}
-	if (control_client_sessions(srv, peer) >= cfg->max_sessions_per_client) {
+		control_busy(srv, bev, limits_retry_after_s(first, now, 1, cfg->max_duration_s));
+		break;
+	case ADMIT_PER_CLIENT:
 		atomic_fetch_add(&srv->counters.sessions_refused_per_client, 1);
-		control_busy(srv, bev, limits_retry_after_s(control_earliest_end(srv, peer), now, 1,
-							    cfg->max_duration_s));
-		return -1;
-	}
-	if (limits_admission_busy(srv->admission)) {
+		control_busy(srv, bev, limits_retry_after_s(first, now, 1, cfg->max_duration_s));
+		break;
+	case ADMIT_ADMISSION:
 		atomic_fetch_add(&srv->counters.sessions_refused_admission, 1);
-		control_busy(srv, bev, limits_retry_after_s(control_earliest_end(srv, NULL), now,
-							    LIMITS_ADMISSION_RETRY_MIN_S,
+		control_busy(srv, bev, limits_retry_after_s(first, now, LIMITS_ADMISSION_RETRY_MIN_S,
 							    LIMITS_ADMISSION_RETRY_MAX_S));
-		return -1;
+		break;
 	}
-	return 0;
+	return -1;
 }
 
 #define CC_USED_LEN 16 /* a congestion control name and its NUL */
 #define CC_WHY_LEN 128
 
-/* A new session for peer with its token registered for the reflector, linked into the
- * server's list; NULL when out of memory or table space. used/why: what control_probe_cc
- * said about cc. */
-static struct session *control_session_new(struct server_ctx *srv, struct bufferevent *bev,
+/* Links s into the server's list in the place control_admit reserved, checking the
+ * per-client limit again: two hellos of one client on two workers may both have passed
+ * control_admit, but sessions are linked one at a time. 0, or -1 with *busy_until the
+ * earliest end among the client's sessions. */
+static int control_link(struct server_ctx *srv, struct session *s, int64_t *busy_until)
+{
+	int rc = 0;
+
+	pthread_mutex_lock(&srv->lock);
+	if (control_client_sessions(srv, (const struct sockaddr *)&s->peer) >=
+	    srv->cfg->max_sessions_per_client) {
+		*busy_until = control_earliest_end(srv, (const struct sockaddr *)&s->peer);
+		rc = -1;
+	} else {
+		s->id = ++srv->next_session_id;
+		s->next = srv->sessions;
+		srv->sessions = s; /* nsessions counts it since control_admit */
+	}
+	pthread_mutex_unlock(&srv->lock);
+	return rc;
+}
+
+/* A new session for peer, run by worker, with its token registered for the reflector,
+ * linked into the server's list (control_link); NULL when out of memory or table space, or
+ * over the per-client limit after all (*busy_until set, else left 0); the place is then
+ * given back. used/why: what control_probe_cc said about cc. */
+static struct session *control_session_new(struct server_ctx *srv, int worker,
+					   struct bufferevent *bev,
 					   const struct sockaddr_storage *peer, const char *cc,
-					   int64_t duration, char *used, char *why)
+					   int64_t duration, char *used, char *why,
+					   int64_t *busy_until)
 {
 	const struct server_config *cfg = srv->cfg;
 	struct session *s = calloc(1, sizeof(*s));
@@ -504,10 +648,12 @@ static struct session *control_session_new(struct server_ctx *srv, struct buffer
 	if (s == NULL || util_random(s->token, sizeof(s->token)) < 0 ||
 	    session_table_add(&srv->table, s->token, (const struct sockaddr *)peer) < 0) {
 		free(s);
+		control_unreserve(srv);
 		return NULL;
 	}
-	s->id = ++srv->next_session_id;
 	s->srv = srv;
+	s->worker = worker;
+	s->base = bufferevent_get_base(bev);
 	s->state = SESS_ACTIVE;
 	s->peer = *peer;
 	sock_addr_str((struct sockaddr *)&s->peer, s->peer_str, sizeof(s->peer_str));
@@ -525,14 +671,19 @@ static struct session *control_session_new(struct server_ctx *srv, struct buffer
 			   fmax(LIMITS_UPLOAD_FACTOR * (double)cfg->max_rate_bps / 8 / 4, 65536),
 			   s->start_ns);
 	s->ctrl = bev;
-	s->next = srv->sessions;
-	srv->sessions = s;
-	srv->nsessions++;
-	atomic_fetch_add(&srv->counters.sessions_total, 1);
 	/* Without memory for it the test runs, only its summary is not kept. */
 	s->live = calloc(1, sizeof(*s->live));
 	if (s->live)
 		testlive_init(s->live, s->start_ns, clock_real_ns());
+	if (control_link(srv, s, busy_until) < 0) {
+		session_table_remove(&srv->table, s->token);
+		free(s->live);
+		free(s);
+		control_unreserve(srv);
+		return NULL;
+	}
+	atomic_fetch_add(&srv->counters.sessions_total, 1);
+	worker_session_started(srv->workers, worker);
 	return s;
 }
 
@@ -564,7 +715,27 @@ static json_object *control_welcome(const struct session *s, const struct pendin
 	control_auth_welcome(pc, w, hex);
 	/* This server accepts the client's `summary` message (older ones close on it). */
 	json_object_object_add(w, "summary", json_object_new_boolean(1));
+	/* The hello asked for a TLS load and this server will carry it (older ones ignore the
+	 * request: the client checks for this). */
+	if (s->tls_load)
+		json_object_object_add(w, "tls_load", json_object_new_boolean(1));
 	return w;
+}
+
+/* The hello's optional tls_load (docs/protocol.md, "TLS load"): the session's data
+ * connections must then run TLS. 0, or -1 after an error reply when this server has no
+ * certificate to offer them. */
+static int control_hello_tls_load(struct server_ctx *srv, struct bufferevent *bev, json_object *msg,
+				  int *tls_load)
+{
+	if (wire_get_bool(msg, "tls_load", tls_load) < 0)
+		*tls_load = 0;
+	if (*tls_load && srv->tls == NULL) {
+		atomic_fetch_add(&srv->counters.ctrl_bad, 1);
+		control_fail(bev, "this server has no TLS certificate for a TLS load (tls-cert)");
+		return -1;
+	}
+	return 0;
 }
 
 /* Validates a hello and turns the pending connection into a session. */
@@ -574,21 +745,31 @@ static void control_handle_hello(struct pending_ctrl *pc, struct bufferevent *be
 	struct timeval tick = { 0, STATS_INTERVAL_MS * 1000 };
 	char used[CC_USED_LEN] = "", why[CC_WHY_LEN] = "";
 	const char *cc;
-	int64_t duration;
+	int64_t duration, busy_until = 0;
 	struct session *s;
+	int tls_load;
 
 	/* pc stays owned by the caller; the session copies what it needs. */
 	if (control_hello_fields(srv, bev, msg, &cc, &duration) < 0 ||
+	    control_hello_tls_load(srv, bev, msg, &tls_load) < 0 ||
 	    control_admit(srv, bev, (struct sockaddr *)&pc->peer, duration) < 0)
 		return;
-	s = control_session_new(srv, bev, &pc->peer, cc, duration, used, why);
+	s = control_session_new(srv, pc->worker, bev, &pc->peer, cc, duration, used, why,
+				&busy_until);
+	if (s == NULL && busy_until != 0) {
+		atomic_fetch_add(&srv->counters.sessions_refused_per_client, 1);
+		control_busy(srv, bev, limits_retry_after_s(busy_until, clock_mono_ns(), 1,
+							    srv->cfg->max_duration_s));
+		return;
+	}
 	if (s == NULL) {
 		control_fail(bev, "server cannot create a session now");
 		return;
 	}
+	s->tls_load = tls_load;
 	bufferevent_setcb(bev, session_read_callback, NULL, session_event_callback, s);
 	bufferevent_set_timeouts(bev, NULL, NULL);
-	s->tick = event_new(srv->base, -1, EV_PERSIST, session_tick_callback, s);
+	s->tick = event_new(s->base, -1, EV_PERSIST, session_tick_callback, s);
 	if (s->tick == NULL || event_add(s->tick, &tick) < 0 ||
 	    control_send(bev, control_welcome(s, pc, used, why)) < 0) {
 		session_free(s);
@@ -723,7 +904,8 @@ static void session_event_callback(struct bufferevent *bev, short what, void *ar
 	session_free(s);
 }
 
-void control_start(struct server_ctx *srv, struct bufferevent *bev, const struct sockaddr *peer)
+void control_start(struct server_ctx *srv, int worker, struct bufferevent *bev,
+		   const struct sockaddr *peer)
 {
 	struct pending_ctrl *pc = calloc(1, sizeof(*pc));
 
@@ -732,6 +914,7 @@ void control_start(struct server_ctx *srv, struct bufferevent *bev, const struct
 		return;
 	}
 	pc->srv = srv;
+	pc->worker = worker;
 	memcpy(&pc->peer, peer, peer->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
 							     : sizeof(struct sockaddr_in));
 	/* tls-required: a plain control connection gets one error it can read, then a close. */
@@ -749,14 +932,19 @@ void control_start(struct server_ctx *srv, struct bufferevent *bev, const struct
 
 /* Tells every running session's client that the server is going away: one `error` message,
  * which the protocol says the server closes after. The session stops pushing stats and
- * accepting flows (SESS_CLOSING) and ends when the client closes, or at the drain deadline. */
-void control_shutdown_all(struct server_ctx *srv)
+ * accepting flows (SESS_CLOSING) and ends when the client closes, or at the drain deadline.
+ * The lock is recursive (server.c): a TLS send that fails at once frees its session inside. */
+void control_shutdown_all(struct server_ctx *srv, int worker)
 {
-	for (struct session *s = srv->sessions; s; s = s->next) {
+	struct session *s, *next;
+
+	pthread_mutex_lock(&srv->lock);
+	for (s = srv->sessions; s; s = next) {
 		json_object *msg;
 
-		if (s->state != SESS_ACTIVE || s->ctrl == NULL)
-			continue; /* already flushing its final stats */
+		next = s->next;
+		if (s->worker != worker || s->state != SESS_ACTIVE || s->ctrl == NULL)
+			continue; /* another thread's, or already flushing its final stats */
 		s->state = SESS_CLOSING;
 		msg = wire_ctrl_new("error");
 		json_object_object_add(msg, "reason",
@@ -765,4 +953,5 @@ void control_shutdown_all(struct server_ctx *srv)
 			log_debug("session %llu: cannot queue the shutdown notice",
 				  (unsigned long long)s->id);
 	}
+	pthread_mutex_unlock(&srv->lock);
 }

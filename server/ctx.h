@@ -3,6 +3,7 @@
 #ifndef BM_SERVER_CTX_H
 #define BM_SERVER_CTX_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
 
@@ -11,6 +12,8 @@
 #include "server/limits.h"
 #include "server/server.h"
 #include "server/session.h"
+
+struct worker_pool;
 
 /* Remote faults are counted, not logged loudly (STYLE: remote faults never flood the log). */
 struct server_counters {
@@ -48,12 +51,20 @@ struct server_counters {
 	atomic_uint_least64_t tls_failed;      /* TLS handshakes that failed or timed out */
 };
 
+/* Threads (docs/design.md, "Threads"): the main thread runs base (accept, HTTP, signals), the
+ * workers (server/worker.h) run the sessions, the reflector and DNS responder their own loops.
+ * lock guards the session list and count, the session ids and the pending list; cfg is
+ * swapped whole on reload (an atomic pointer; old versions live until exit), so a reader sees
+ * one consistent version. */
 struct server_ctx {
-	const struct server_config *cfg;
+	_Atomic(const struct server_config *) cfg;
 	struct event_base *base;
-	struct session *sessions;
-	int nsessions;
+	pthread_mutex_t lock;
+	struct session *sessions;            /* every worker's (session.worker tells whose) */
+	int nsessions;                       /* running and admitted-not-yet-created sessions */
 	uint64_t next_session_id;
+	struct worker_pool *workers;         /* NULL: no pool (unit tests and fuzzers) */
+	int tests_remote;                    /* workers are threads: post summaries to base */
 	struct session_table table;
 	struct server_counters counters;
 	int udp_ts_kernel;                   /* reflector receives with kernel timestamps */
@@ -61,7 +72,7 @@ struct server_ctx {
 	struct pending_conn *pending;        /* their list, to count them per client */
 	struct limits_admission *admission;  /* host egress sampler; NULL = admission control off */
 	struct testring *tests;              /* recent tests and histograms (server/testring.h) */
-	int shutting_down;                   /* SIGTERM/SIGINT seen: /healthz says 503 */
+	atomic_int shutting_down;            /* SIGTERM/SIGINT seen: /healthz says 503 */
 	int64_t start_ns;                    /* CLOCK_MONOTONIC at start-up, for the uptime */
 	/* Loaded at start-up from psk-file and tls-cert/tls-key (server.c); NULL when not set. */
 	struct auth_keys *psk;               /* every session must authenticate with one */

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -171,7 +172,7 @@ struct limits_admission {
 	uint64_t max_bps;
 	struct limits_meter meter;
 	int failing;         /* the last reading failed (warned once per failure spell) */
-	int busy;
+	atomic_int busy;     /* set on the main thread, read by the workers at every hello */
 };
 
 /* One reading of the counter file; 0 or -1 with errno (EINVAL: not a counter). */

@@ -10,6 +10,7 @@
 #include "common/util.h"
 #include "server/ctx.h"
 #include "server/testring.h"
+#include "server/worker.h"
 
 /* A counter family: one HELP/TYPE header, then one line per label value. */
 struct metrics_label {
@@ -48,6 +49,32 @@ static int metrics_family(struct evbuffer *out, const char *name, const char *he
 #define LOAD(field) ((uint64_t)atomic_load(&srv->counters.field))
 #define HIST "bloatmeterd_test_latency_increase_seconds"
 
+/* Sessions started per worker thread (server/worker.h), one line per worker. */
+static int metrics_workers(const struct server_ctx *srv, struct evbuffer *out)
+{
+	const char *name = "bloatmeterd_worker_sessions_total";
+
+	if (srv->workers == NULL)
+		return 0;
+	if (metrics_header(out, name, "counter", "Test sessions started, by worker thread.") < 0)
+		return -1;
+	for (int i = 0; i < worker_pool_size(srv->workers); i++)
+		if (evbuffer_add_printf(out, "%s{worker=\"%d\"} %llu\n", name, i,
+					(unsigned long long)worker_sessions_total(srv->workers, i)) < 0)
+			return -1;
+	return 0;
+}
+
+/* The session list and count are shared with the workers (server/ctx.h): read under the
+ * lock, which rendering (a const operation) must still take. */
+static struct server_ctx *metrics_locked(const struct server_ctx *srv)
+{
+	struct server_ctx *w = (struct server_ctx *)srv;
+
+	pthread_mutex_lock(&w->lock);
+	return w;
+}
+
 static int metrics_sessions(const struct server_ctx *srv, struct evbuffer *out)
 {
 	const struct metrics_label refused[] = {
@@ -57,7 +84,10 @@ static int metrics_sessions(const struct server_ctx *srv, struct evbuffer *out)
 		{ "shutdown", LOAD(sessions_refused_shutdown) },
 		{ "admission", LOAD(sessions_refused_admission) },
 	};
+	struct server_ctx *w = metrics_locked(srv);
+	int active = w->nsessions;
 
+	pthread_mutex_unlock(&w->lock);
 	if (metrics_single(out, "bloatmeterd_sessions_total", "counter",
 			   "Test sessions started (valid hello).", LOAD(sessions_total)) < 0 ||
 	    metrics_family(out, "bloatmeterd_refused_total",
@@ -66,7 +96,8 @@ static int metrics_sessions(const struct server_ctx *srv, struct evbuffer *out)
 			   "admission (host egress over admission-max-rate).",
 			   "reason", refused, sizeof(refused) / sizeof(refused[0])) < 0 ||
 	    metrics_single(out, "bloatmeterd_sessions_active", "gauge",
-			   "Test sessions running now.", (uint64_t)srv->nsessions) < 0)
+			   "Test sessions running now.", (uint64_t)active) < 0 ||
+	    metrics_workers(srv, out) < 0)
 		return -1;
 	return 0;
 }
@@ -75,11 +106,13 @@ static int metrics_traffic(const struct server_ctx *srv, struct evbuffer *out)
 {
 	uint64_t down = LOAD(bytes_down_done), up = LOAD(bytes_up_done);
 	struct metrics_label bytes[2];
+	struct server_ctx *w = metrics_locked(srv);
 
-	for (const struct session *s = srv->sessions; s; s = s->next) {
+	for (const struct session *s = w->sessions; s; s = s->next) {
 		down += s->down_tx_bytes;
 		up += s->up_rx_bytes;
 	}
+	pthread_mutex_unlock(&w->lock);
 	bytes[0] = (struct metrics_label){ "download", down };
 	bytes[1] = (struct metrics_label){ "upload", up };
 	if (metrics_family(out, "bloatmeterd_bytes_total",

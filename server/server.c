@@ -1,7 +1,7 @@
-/* server: binds the TCP, UDP, DNS and HTTP sockets, drops privileges, runs the event loop
- * (new connections: server/accept.c) and the reflector and DNS responder threads, and handles
- * the signals: SIGHUP reloads the run-time limits, SIGINT and
- * SIGTERM stop accepting and end the sessions. */
+/* server: binds the TCP, UDP, DNS and HTTP sockets, drops privileges, runs the main event
+ * loop (new connections: server/accept.c; HTTP) and the worker (server/worker.c), reflector
+ * and DNS responder threads, and handles the signals: SIGHUP reloads the run-time limits,
+ * SIGINT and SIGTERM stop accepting and end the sessions. */
 #include "server/server.h"
 
 #include <errno.h>
@@ -18,6 +18,7 @@
 #include "common/sock.h"
 #include "common/tls.h"
 #include "server/accept.h"
+#include "server/bulk.h"
 #include "server/control.h"
 #include "server/ctx.h"
 #include "server/dns.h"
@@ -26,12 +27,21 @@
 #include "server/reflector.h"
 #include "server/srvconfig.h"
 #include "server/testring.h"
+#include "server/worker.h"
 
-/* What the signal callbacks need besides the shared context: the live configuration (srv.cfg
- * points at cfg; only this file changes it, on the event loop thread) and the listener. */
+/* A configuration replaced by a reload: workers may still read it, so it lives until exit. */
+struct cfg_version {
+	struct cfg_version *older;
+	struct server_config cfg;
+};
+
+/* What the signal callbacks need besides the shared context: the configuration (srv.cfg
+ * points at cfg, then at the newest of versions; only this file changes it, on the main
+ * thread) and the listener. */
 struct server_state {
 	struct server_ctx srv;
 	struct server_config cfg;
+	struct cfg_version *versions;
 	int tcp_fd;
 	struct event *accept_ev;
 	struct event *drain;   /* on SIGTERM: polls until the sessions are gone or time is up */
@@ -48,7 +58,7 @@ static int same_str(const char *a, const char *b)
 static void server_reload_restart_needed(const struct server_config *cur,
 					 const struct server_config *next)
 {
-	char list[128] = "";
+	char list[192] = "";
 	size_t n = 0;
 	const struct {
 		int changed;
@@ -68,6 +78,7 @@ static void server_reload_restart_needed(const struct server_config *cur,
 		{ strcmp(cur->tls_cert, next->tls_cert) != 0 ||
 			  strcmp(cur->tls_key, next->tls_key) != 0 ||
 			  cur->tls_required != next->tls_required, "tls-cert/tls-key/tls-required" },
+		{ cur->workers != next->workers, "workers" },
 	};
 
 	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
@@ -78,18 +89,12 @@ static void server_reload_restart_needed(const struct server_config *cur,
 		log_warnx("reload: %s changed; not applied, that needs a restart", list);
 }
 
-/* The limits a reload applies: max-rate to sessions that start from now on (a running one
- * keeps the rate its welcome announced), the rest at once. */
-static void server_reload_limits(struct server_state *st, const struct server_config *next)
+/* The limits a reload applies (cur: the new version, published): max-rate to sessions that
+ * start from now on (a running one keeps the rate its welcome announced), the rest at once. */
+static void server_reload_limits(struct server_state *st, const struct server_config *cur)
 {
-	struct server_config *cur = &st->cfg;
 	char rate[32], adm[32];
 
-	cur->max_rate_bps = next->max_rate_bps;
-	cur->max_probe_rate = next->max_probe_rate;
-	cur->handshake_timeout_s = next->handshake_timeout_s;
-	cur->idle_timeout_s = next->idle_timeout_s;
-	cur->admission_max_rate_bps = next->admission_max_rate_bps;
 	session_table_set_probe_rate(&st->srv.table, cur->max_probe_rate);
 	limits_admission_set_max(st->srv.admission, cur->admission_max_rate_bps);
 	limits_format_rate(cur->max_rate_bps, rate, sizeof(rate));
@@ -127,7 +132,9 @@ static int server_start_admission(struct server_ctx *srv, const struct server_co
  * dropped, even over a lowered max-sessions; a bad file changes nothing. */
 static void server_reload(struct server_state *st)
 {
-	struct server_config *cur = &st->cfg, next;
+	const struct server_config *cur = st->srv.cfg;
+	struct server_config next;
+	struct cfg_version *v;
 	char err[SRVCONFIG_ERR_MAX];
 
 	if (srvconfig_build(cur->config_path, cur->config_optional, cur->overrides, &next, err,
@@ -141,12 +148,29 @@ static void server_reload(struct server_state *st)
 			  "no memory for %d sessions", next.max_sessions);
 		return;
 	}
+	v = malloc(sizeof(*v));
+	if (v == NULL) {
+		log_error("reload failed, keeping the running configuration: out of memory");
+		return;
+	}
 	server_reload_restart_needed(cur, &next);
-	cur->max_sessions = next.max_sessions;
-	cur->max_flows = next.max_flows;
-	cur->max_duration_s = next.max_duration_s;
-	cur->max_sessions_per_client = next.max_sessions_per_client;
-	server_reload_limits(st, &next);
+	/* A new version, not an update in place: workers read the configuration without a lock,
+	 * so they see the old version or the new one, never a mix. */
+	srvconfig_copy(&v->cfg, cur);
+	v->cfg.max_sessions = next.max_sessions;
+	v->cfg.max_flows = next.max_flows;
+	v->cfg.max_duration_s = next.max_duration_s;
+	v->cfg.max_sessions_per_client = next.max_sessions_per_client;
+	v->cfg.max_rate_bps = next.max_rate_bps;
+	v->cfg.max_probe_rate = next.max_probe_rate;
+	v->cfg.handshake_timeout_s = next.handshake_timeout_s;
+	v->cfg.idle_timeout_s = next.idle_timeout_s;
+	v->cfg.admission_max_rate_bps = next.admission_max_rate_bps;
+	v->older = st->versions;
+	st->versions = v;
+	st->srv.cfg = &v->cfg;
+	cur = &v->cfg;
+	server_reload_limits(st, cur);
 	log_info("configuration reloaded from %s: max-sessions %d, max-flows %d, max-duration %d s, "
 		 "max-sessions-per-client %d", next.config_loaded ? next.config_path : "defaults",
 		 cur->max_sessions, cur->max_flows, cur->max_duration_s, cur->max_sessions_per_client);
@@ -156,7 +180,7 @@ static void server_drain_callback(evutil_socket_t fd, short what, void *arg)
 {
 	struct server_state *st = arg;
 
-	if (st->srv.nsessions == 0 || clock_mono_ns() >= st->drain_end_ns)
+	if (control_count(&st->srv) == 0 || clock_mono_ns() >= st->drain_end_ns)
 		event_base_loopbreak(st->srv.base);
 }
 
@@ -171,16 +195,16 @@ static void server_stop(struct server_state *st, int sig)
 		event_base_loopbreak(st->srv.base);
 		return;
 	}
-	log_info("signal %d: stopping, %d session(s) running", sig, st->srv.nsessions);
-	st->srv.shutting_down = 1; /* /healthz answers 503 from now on */
+	log_info("signal %d: stopping, %d session(s) running", sig, control_count(&st->srv));
+	atomic_store(&st->srv.shutting_down, 1); /* /healthz answers 503 from now on */
 	event_del(st->accept_ev);
 	/* Closing the listener now refuses new connections instead of leaving them queued. */
 	close(st->tcp_fd);
 	st->tcp_fd = -1;
-	control_shutdown_all(&st->srv);
+	worker_pool_shutdown(st->srv.workers); /* each worker tells its own sessions */
 	st->drain_end_ns = clock_mono_ns() + (int64_t)SERVER_DRAIN_S * NS_PER_SEC;
 	st->drain = event_new(st->srv.base, -1, EV_PERSIST, server_drain_callback, st);
-	if (st->srv.nsessions == 0 || st->drain == NULL || event_add(st->drain, &tick) < 0)
+	if (control_count(&st->srv) == 0 || st->drain == NULL || event_add(st->drain, &tick) < 0)
 		event_base_loopbreak(st->srv.base);
 }
 
@@ -250,6 +274,51 @@ static void server_log_counters(struct server_counters *c)
 		 (unsigned long long)atomic_load(&c->sessions_refused_admission),
 		 (unsigned long long)atomic_load(&c->flows_idle),
 		 (unsigned long long)atomic_load(&c->sessions_idle));
+}
+
+/* The lock of the shared session and pending lists is recursive: a TLS send under it may fail
+ * at once and free its session, which takes it again (control_shutdown_all). */
+static int server_lock_init(pthread_mutex_t *m)
+{
+	pthread_mutexattr_t a;
+	int rc;
+
+	if (pthread_mutexattr_init(&a) != 0)
+		return -1;
+	rc = pthread_mutexattr_settype(&a, PTHREAD_MUTEX_RECURSIVE) == 0 &&
+	     pthread_mutex_init(m, &a) == 0 ? 0 : -1;
+	pthread_mutexattr_destroy(&a);
+	return rc;
+}
+
+/* Starts the workers (once no more sockets are bound and privileges are gone: they are
+ * threads) and says how many; 0 or -1 after logging. */
+static int server_start_workers(struct server_ctx *srv, const struct server_config *cfg)
+{
+	int n = cfg->workers > 0 ? cfg->workers : worker_auto_count();
+
+	/* The senders' payload is filled before any worker can read it. */
+	bulk_init();
+	srv->workers = worker_pool_start(srv, srv->base, n);
+	if (srv->workers == NULL)
+		return -1;
+	srv->tests_remote = worker_pool_threaded(srv->workers);
+	log_info("%d worker%s: %s", n, n == 1 ? "" : "s",
+		 n == 1 ? "sessions run on the main thread" : "one thread each with its own event loop");
+	return 0;
+}
+
+/* Stops the workers and ends what they ran, on this thread: the summaries they posted go to
+ * the ring first (one pass of the main loop), then the sessions close. */
+static void server_stop_workers(struct server_ctx *srv)
+{
+	worker_pool_stop(srv->workers);
+	if (srv->tests_remote)
+		(void)event_base_loop(srv->base, EVLOOP_NONBLOCK);
+	srv->tests_remote = 0;
+	control_close_all(srv);
+	worker_pool_free(srv->workers);
+	srv->workers = NULL;
 }
 
 static void server_security_free(struct auth_keys *psk, SSL_CTX *tls)
@@ -352,7 +421,8 @@ int server_run(const struct server_config *cfg)
 	st->tcp_fd = -1;
 	srv->start_ns = clock_mono_ns();
 	signal(SIGPIPE, SIG_IGN);
-	if (evthread_use_pthreads() < 0 || session_table_init(&srv->table, cfg->max_sessions) < 0) {
+	if (evthread_use_pthreads() < 0 || server_lock_init(&srv->lock) < 0 ||
+	    session_table_init(&srv->table, cfg->max_sessions) < 0) {
 		log_error("cannot initialise the server");
 		free(st);
 		return 1;
@@ -413,7 +483,7 @@ int server_run(const struct server_config *cfg)
 	st->accept_ev = event_new(srv->base, st->tcp_fd, EV_READ | EV_PERSIST,
 				  accept_callback, srv);
 	ok = refl != NULL && (dns_fd < 0 || dns != NULL) && st->accept_ev != NULL &&
-	     event_add(st->accept_ev, NULL) == 0;
+	     server_start_workers(srv, cfg) == 0 && event_add(st->accept_ev, NULL) == 0;
 	for (int i = 0; i < 3 && ok; i++) {
 		sig[i] = evsignal_new(srv->base, sigs[i], server_signal_callback, st);
 		ok = sig[i] != NULL && event_add(sig[i], NULL) == 0;
@@ -429,8 +499,8 @@ int server_run(const struct server_config *cfg)
 		log_info("configuration from %s", cfg->config_path);
 	server_log_security(srv, 0);
 	rc = event_base_dispatch(srv->base) < 0 ? 1 : 0;
-	control_close_all(srv);
 out:
+	server_stop_workers(srv);
 	if (st->tcp_fd >= 0)
 		close(st->tcp_fd);
 	reflector_stop(refl);
@@ -453,6 +523,13 @@ out:
 		server_log_security(srv, 1);
 	server_security_free(srv->psk, srv->tls);
 	free(srv->tests);
+	while (st->versions != NULL) {
+		struct cfg_version *v = st->versions;
+
+		st->versions = v->older;
+		free(v);
+	}
+	pthread_mutex_destroy(&srv->lock);
 	free(st);
 	if (rc == 0)
 		log_info("stopped");

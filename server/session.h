@@ -4,6 +4,7 @@
 #define BM_SESSION_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <sys/socket.h>
 
@@ -39,8 +40,9 @@ struct session {
 	struct event *tick;           /* stats push + deadline check */
 	struct bulk_flow *flows;      /* linked list */
 	int nflows[2];                /* [0] down (we send), [1] up (we sink) */
-	uint64_t down_tx_bytes;       /* bytes written by our senders */
-	uint64_t up_rx_bytes;         /* bytes received by our sinks (what the client uploaded) */
+	/* Written by the session's worker only, atomic because /metrics (main thread) reads them. */
+	_Atomic uint64_t down_tx_bytes; /* bytes written by our senders */
+	_Atomic uint64_t up_rx_bytes;   /* bytes received by our sinks (what the client uploaded) */
 	uint64_t cc_failures;         /* flows where setting cc failed */
 	struct tcp_totals down_closed; /* TCP_INFO totals of download flows already closed */
 	int64_t cprobe_window_ns;     /* start of the current 1 s connect-probe rate window */
@@ -54,6 +56,12 @@ struct session {
 	struct server_ctx *srv;
 	struct session *next;
 	struct test_live *live;       /* figures for its summary (server/testring.h); may be NULL */
+	/* The worker (server/worker.h) that runs it: its control connection, timers and flows
+	 * are on base, and only that thread touches them or frees the session. */
+	int worker;
+	struct event_base *base;
+	int tls_load;                 /* hello asked for a TLS load: plain data connections are
+				       * refused (docs/protocol.md, "TLS load") */
 };
 
 /* The reflector's view of sessions: token, client IP and probe counter, behind one mutex,

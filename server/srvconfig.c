@@ -15,6 +15,7 @@
 #include "common/util.h"
 #include "server/http.h"
 #include "server/limits.h"
+#include "server/worker.h"
 
 struct srvconfig_option {
 	const char *name;  /* long flag and file key */
@@ -215,6 +216,11 @@ static void store_http_bind(struct server_config *cfg, long v, const char *value
 	snprintf(cfg->http_bind, sizeof(cfg->http_bind), "%s", value);
 }
 
+static void store_workers(struct server_config *cfg, long v, const char *value)
+{
+	cfg->workers = (int)v;
+}
+
 /* Indexed by enum srvconfig_opt. */
 static const struct srvconfig_option srvconfig_options[SRVOPT_COUNT] = {
 	[SRVOPT_PORT] = { "port", 'p', 1, 65535, "1-65535", NULL, store_port },
@@ -267,6 +273,9 @@ static const struct srvconfig_option srvconfig_options[SRVOPT_COUNT] = {
 			       store_http_port },
 	[SRVOPT_HTTP_BIND] = { "http-bind", 0, 0, 0, "an IPv4 or IPv6 address or a host name",
 			       check_bind, store_http_bind },
+	[SRVOPT_WORKERS] = { "workers", 0, 0, WORKER_MAX,
+			     "0-64: worker threads; 0 = one per online CPU, at most 8", NULL,
+			     store_workers },
 };
 
 const char *srvconfig_option_name(enum srvconfig_opt opt)

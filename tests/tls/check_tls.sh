@@ -6,7 +6,11 @@
 # (a short test whose JSON parses), wrong and unknown keys, no key, a wrong CA, a wrong host
 # name, --insecure, plain against tls-required; hostile peers send garbage after 0x16 0x03,
 # a cut-off ClientHello, or 4 bytes, and the daemon must close them (counted) and serve the
-# next test. -n must refuse a key file other users can read. Usage: check_tls.sh BINDIR
+# next test. -n must refuse a key file other users can read. TLS load (--tls-load, daemon T):
+# a real download and upload inside TLS with goodput > 0, the report's tls_load (version,
+# cipher, kernel TLS false when the kernel has no tls module), its text line; a scripted
+# session that asked for a TLS load gets its plain data connection closed and its TLS one
+# served; a server without a certificate refuses such a hello. Usage: check_tls.sh BINDIR
 set -uo pipefail
 bindir=$1
 d=$bindir/bloatmeterd
@@ -175,6 +179,85 @@ check "--tls against a server without a certificate: clear error" eval \
 rc=$?
 check "--ca without --tls is bad usage" eval '[ $rc = 2 ] && grep -q "need --tls" ca-alone.out'
 
+# --- TLS load: the bulk flows inside TLS too
+start t "tls-cert = $work/srv.pem" "tls-key = $work/srv.key"
+"$b" -p "$port_t" --phases download,upload -t 2 --idle 1 -J --tls-load --ca ca.pem 127.0.0.1 \
+	> tlsload.json 2> tlsload.err
+check "--tls-load download + upload: exit 0" test $? = 0
+ktls_kernel=0
+grep -qw tls /proc/sys/net/ipv4/tcp_available_ulp 2> /dev/null && ktls_kernel=1
+cat > tlsload_check.py << 'EOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+t = d["config"]["tls_load"]
+tp = {p["name"]: p["throughput_mbps"] for p in d["phases"]}
+ok = (t is not None and t["version"].startswith("TLSv1.") and t["cipher"] and t["flows"] >= 2
+      and tp["download"]["down"] > 0 and tp["upload"]["up"] > 0)
+# Without the kernel's tls module nothing may claim kernel TLS.
+if sys.argv[2] == "0":
+    ok = ok and t["ktls"] is False and t["ktls_send_flows"] == 0 and t["ktls_recv_flows"] == 0
+print(t, tp["download"]["down"], tp["upload"]["up"])
+sys.exit(0 if ok else 1)
+EOF
+check "... goodput > 0 both ways, tls_load in the report (kernel TLS only if the kernel has it)" \
+	python3 tlsload_check.py tlsload.json "$ktls_kernel"
+"$b" -p "$port_t" --phases download -t 2 --idle 1 --tls-load --insecure 127.0.0.1 \
+	> tlsload.txt 2> tlsload-text.err
+check "... the text report says so in one line" eval \
+	'[ $? = 0 ] && [ "$(grep -c "^load over TLS: TLSv1" tlsload.txt)" = 1 ]'
+cat > tlsload_refuse.py << 'EOF'
+import json, socket, ssl, struct, sys
+port, ca = int(sys.argv[1]), sys.argv[2]
+def conn(tls):
+    s = socket.create_connection(("127.0.0.1", port), timeout=5)
+    if not tls:
+        return s
+    ctx = ssl.create_default_context(cafile=ca)
+    return ctx.wrap_socket(s, server_hostname="127.0.0.1")
+def recv_all(s, n):
+    b = b""
+    while len(b) < n:
+        c = s.recv(n - len(b))
+        if not c:
+            raise EOFError
+        b += c
+    return b
+def frame(o):
+    b = json.dumps(o).encode()
+    return struct.pack(">I", len(b)) + b
+def read_frame(s):
+    n = struct.unpack(">I", recv_all(s, 4))[0]
+    return json.loads(recv_all(s, n))
+hello = {"v": 1, "type": "hello", "client_version": "t", "cc": "cubic", "duration_s": 30,
+         "tls_load": True}
+if sys.argv[3] == "nocert":  # a server without a certificate: an error, not a session
+    c = conn(False)
+    c.sendall(frame(hello))
+    print(read_frame(c).get("reason"))
+    sys.exit(0)
+ctl = conn(True)
+ctl.sendall(frame(hello))
+w = read_frame(ctl)
+assert w["type"] == "welcome" and w.get("tls_load") is True, w
+dh = b"BMD1" + bytes([1, ord("D")]) + struct.pack(">H", 0) + bytes.fromhex(w["token"]) + bytes(8)
+p = conn(False)
+p.sendall(dh)
+try:
+    print("plain", len(p.recv(4096)))  # 0: closed without a byte
+except ConnectionResetError:
+    print("plain 0")
+t = conn(True)
+t.sendall(dh)
+rec = recv_all(t, 16)
+print("tls", chr(rec[0]))  # the first record's type: 'D' (data)
+EOF
+python3 tlsload_refuse.py "$port_t" ca.pem session > refuse.out 2>&1
+check "a TLS-load session: its plain data connection is closed, its TLS one served" eval \
+	'grep -qx "plain 0" refuse.out && grep -qx "tls D" refuse.out'
+python3 tlsload_refuse.py "$port_c" ca.pem nocert > nocert.out 2>&1
+check "a TLS load from a server without a certificate: refused in one sentence" \
+	grep -q "no TLS certificate for a TLS load" nocert.out
+
 # --- hostile bytes after a TLS record header: closed (counted), never blocking the daemon
 cat > hostile.py << 'EOF'
 import socket, ssl, sys, time, os
@@ -225,11 +308,11 @@ check "the daemon is alive" kill -0 "$pid_a"
 kill -TERM "$pid_a"
 wait "$pid_a"
 check "SIGTERM: exit 0" test $? = 0
-pids=("$pid_b" "$pid_c")
+pids=("$pid_b" "$pid_c" "$pid_t")
 check "counted: 2 failed authentications" grep -q "authentication failed 2," a.log
 check "counted: at least 4 failed TLS handshakes" \
 	grep -Eq "TLS handshakes failed ([4-9]|[1-9][0-9])" a.log
 if [ "$fail" != 0 ]; then
-	for f in a.log b.log ./*.err ./*.out; do echo "--- $f"; cat "$f"; done
+	for f in a.log b.log t.log ./*.err ./*.out; do echo "--- $f"; cat "$f"; done
 fi
 exit "$fail"

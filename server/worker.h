@@ -1,0 +1,65 @@
+/* worker: the pool of worker threads, each with its own event base, that run control sessions
+ * and their bulk flows; the main thread accepts and hands connections over to them. */
+#ifndef BM_WORKER_H
+#define BM_WORKER_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include <event2/event.h>
+
+struct server_ctx;
+struct pending_conn;
+struct worker_pool;
+
+#define WORKER_MAX 64
+#define WORKER_AUTO_MAX 8 /* workers = 0: one per online CPU, at most this many */
+
+/* What a handed-over connection is, judged by its first whole message (server/accept.c). */
+enum worker_job_kind {
+	WORKER_JOB_CONTROL,   /* a plain control connection */
+	WORKER_JOB_TLS,       /* a TLS ClientHello: the handshake runs on the worker */
+	WORKER_JOB_DATA,      /* a data connection of a session on that worker */
+	WORKER_JOB_CONNPROBE, /* a connect probe (judged against the session on that worker) */
+};
+
+/* One connection on its way to a worker: its socket and the bytes already read from it. */
+struct worker_job {
+	struct worker_job *next;
+	enum worker_job_kind kind;
+	int fd;
+	struct sockaddr_storage peer;
+	struct pending_conn *pc; /* TLS: still a pending connection (counted under the caps) */
+	size_t len;
+	uint8_t data[];
+};
+
+/* Starts n workers (n ≥ 1). With n = 1 the only worker is the main thread's base (no thread,
+ * as before workers existed); otherwise n threads with a base each. NULL after logging. */
+struct worker_pool *worker_pool_start(struct server_ctx *srv, struct event_base *main_base, int n);
+/* Stops and joins the threads (their sessions stay, for the caller to close). */
+void worker_pool_stop(struct worker_pool *p);
+/* Frees the pool and the bases; call after the sessions are closed. Closes queued jobs. */
+void worker_pool_free(struct worker_pool *p);
+int worker_pool_size(const struct worker_pool *p);
+/* Whether workers run in threads of their own (n > 1). */
+int worker_pool_threaded(const struct worker_pool *p);
+/* The worker for a new control connection: fewest running sessions, ties in turn. Main
+ * thread only. */
+int worker_pick(struct worker_pool *p);
+/* Queues job for worker i and wakes it; it then owns job and its fd. -1 (job untouched) if
+ * the pool is stopping. */
+int worker_submit(struct worker_pool *p, int i, struct worker_job *job);
+/* Tells every worker to send the shutdown notice to its sessions (control_shutdown_all). */
+void worker_pool_shutdown(struct worker_pool *p);
+/* The base of worker i. */
+struct event_base *worker_base(const struct worker_pool *p, int i);
+/* Session counting per worker, for worker_pick and /metrics (p may be NULL: no-ops, 0). */
+void worker_session_started(struct worker_pool *p, int i);
+void worker_session_ended(struct worker_pool *p, int i);
+uint64_t worker_sessions_total(const struct worker_pool *p, int i);
+/* The default worker count: online CPUs, 1..WORKER_AUTO_MAX. */
+int worker_auto_count(void);
+
+#endif

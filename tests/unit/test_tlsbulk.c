@@ -1,0 +1,270 @@
+/* test_tlsbulk: the non-blocking TLS helpers of the bulk flows (common/tls.h) over a local
+ * socket pair with a throw-away certificate made in memory: the event-driven handshake steps,
+ * writes and reads with WANT_* retries (a write retried with the same bytes), an EOF without
+ * close_notify, what a connection reports (no kernel TLS on a Unix socket), and the hand-over
+ * of an established server SSL onto its socket with encrypted bytes already read ahead —
+ * including a record cut between those bytes and the socket. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <openssl/evp.h>
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
+
+#include "common/tls.h"
+
+#define MSG_LEN 3000
+#define NMSG 3
+
+struct pair {
+	SSL_CTX *sctx, *cctx;
+	SSL *s, *c;
+	int sfd, cfd;
+};
+
+/* A self-signed P-256 certificate for CN=test, valid for a day. */
+static void make_cert(SSL_CTX *ctx)
+{
+	EVP_PKEY *key = EVP_EC_gen("P-256");
+	X509 *x = X509_new();
+	X509_NAME *name;
+
+	assert_non_null(key);
+	assert_non_null(x);
+	assert_int_equal(X509_set_version(x, 2), 1);
+	assert_int_equal(ASN1_INTEGER_set(X509_get_serialNumber(x), 1), 1);
+	assert_non_null(X509_gmtime_adj(X509_getm_notBefore(x), -60));
+	assert_non_null(X509_gmtime_adj(X509_getm_notAfter(x), 86400));
+	assert_int_equal(X509_set_pubkey(x, key), 1);
+	name = X509_get_subject_name(x);
+	assert_int_equal(X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC,
+						    (const unsigned char *)"test", -1, -1, 0), 1);
+	assert_int_equal(X509_set_issuer_name(x, name), 1);
+	assert_true(X509_sign(x, key, EVP_sha256()) > 0);
+	assert_int_equal(SSL_CTX_use_certificate(ctx, x), 1);
+	assert_int_equal(SSL_CTX_use_PrivateKey(ctx, key), 1);
+	X509_free(x);
+	EVP_PKEY_free(key);
+}
+
+/* Both ends' handshakes, stepped in turn as an event loop would, on non-blocking sockets. */
+static void handshake(struct pair *p)
+{
+	char err[256];
+	int sdone = 0, cdone = 0;
+
+	for (int i = 0; i < 1000 && !(sdone && cdone); i++) {
+		if (!cdone) {
+			enum tls_io r = tls_connect_step(p->c, "test", err, sizeof(err));
+
+			assert_int_not_equal(r, TLS_IO_ERROR);
+			cdone = r == TLS_IO_OK;
+		}
+		if (!sdone) {
+			int rc = SSL_accept(p->s);
+
+			assert_true(rc == 1 || SSL_get_error(p->s, rc) == SSL_ERROR_WANT_READ ||
+				    SSL_get_error(p->s, rc) == SSL_ERROR_WANT_WRITE);
+			sdone = rc == 1;
+		}
+	}
+	assert_true(sdone && cdone);
+}
+
+static int setup(void **state)
+{
+	struct pair *p = calloc(1, sizeof(*p));
+	char err[256];
+	int sv[2];
+
+	assert_non_null(p);
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, sv), 0);
+	p->sfd = sv[0];
+	p->cfd = sv[1];
+	p->sctx = SSL_CTX_new(TLS_server_method());
+	assert_non_null(p->sctx);
+	SSL_CTX_set_num_tickets(p->sctx, 0);
+	make_cert(p->sctx);
+	p->cctx = tls_client_ctx(NULL, 1, err, sizeof(err));
+	assert_non_null(p->cctx);
+	tls_ctx_try_ktls(p->cctx);
+	p->c = tls_client_new(p->cctx, p->cfd, "test", err, sizeof(err));
+	assert_non_null(p->c);
+	p->s = SSL_new(p->sctx);
+	assert_non_null(p->s);
+	assert_int_equal(SSL_set_fd(p->s, p->sfd), 1);
+	handshake(p);
+	tls_bulk_tune(p->c);
+	*state = p;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct pair *p = *state;
+
+	SSL_free(p->s);
+	SSL_free(p->c);
+	SSL_CTX_free(p->sctx);
+	SSL_CTX_free(p->cctx);
+	close(p->sfd);
+	if (p->cfd >= 0)
+		close(p->cfd);
+	free(p);
+	return 0;
+}
+
+static void fill(uint8_t *buf, size_t len, unsigned seed)
+{
+	for (size_t i = 0; i < len; i++)
+		buf[i] = (uint8_t)(i * 31 + seed);
+}
+
+/* The client sends NMSG messages of MSG_LEN bytes, one TLS record each. */
+static void send_msgs(struct pair *p, uint8_t *sent)
+{
+	fill(sent, NMSG * MSG_LEN, 7);
+	for (int i = 0; i < NMSG; i++) {
+		size_t n = 0;
+
+		assert_int_equal(tls_write_nb(p->c, sent + i * MSG_LEN, MSG_LEN, &n), TLS_IO_OK);
+		assert_int_equal(n, MSG_LEN);
+	}
+}
+
+/* The server reads len bytes (no WANT_READ expected: they are all on their way). */
+static void recv_all(SSL *s, uint8_t *got, size_t len)
+{
+	size_t off = 0;
+
+	while (off < len) {
+		size_t n = 0;
+
+		assert_int_equal(tls_read_nb(s, got + off, len - off, &n), TLS_IO_OK);
+		off += n;
+	}
+}
+
+static void test_round_trip(void **state)
+{
+	struct pair *p = *state;
+	static uint8_t sent[NMSG * MSG_LEN], got[NMSG * MSG_LEN];
+	struct tls_conn_info ti;
+	size_t n;
+
+	send_msgs(p, sent);
+	recv_all(p->s, got, sizeof(got));
+	assert_memory_equal(sent, got, sizeof(got));
+	/* Nothing more: the reader waits for readability. */
+	assert_int_equal(tls_read_nb(p->s, got, sizeof(got), &n), TLS_IO_WANT_READ);
+	tls_conn_info(p->c, &ti);
+	assert_string_equal(ti.version, "TLSv1.3");
+	assert_true(ti.cipher[0] != '\0');
+	/* A Unix socket never has kernel TLS: the report must say so. */
+	assert_int_equal(ti.ktls_send, 0);
+	assert_int_equal(ti.ktls_recv, 0);
+}
+
+/* The server SSL moves onto its socket with the first bytes already read off it: all but the
+ * last 10 bytes of the three records, so the last record straddles the two. */
+static void test_adopt_read_ahead(void **state)
+{
+	struct pair *p = *state;
+	static uint8_t sent[NMSG * MSG_LEN], got[NMSG * MSG_LEN], enc[4 * NMSG * MSG_LEN];
+	ssize_t avail, n;
+
+	send_msgs(p, sent);
+	avail = recv(p->sfd, enc, sizeof(enc), MSG_PEEK);
+	assert_true(avail > 10);
+	n = recv(p->sfd, enc, (size_t)avail - 10, 0);
+	assert_int_equal(n, avail - 10);
+	assert_int_equal(tls_adopt_fd(p->s, p->sfd, enc, (size_t)n), 0);
+	tls_bulk_tune(p->s);
+	recv_all(p->s, got, sizeof(got));
+	assert_memory_equal(sent, got, sizeof(got));
+	/* From now on the socket: another message arrives through it. */
+	send_msgs(p, sent);
+	recv_all(p->s, got, sizeof(got));
+	assert_memory_equal(sent, got, sizeof(got));
+}
+
+static void test_adopt_nothing_ahead(void **state)
+{
+	struct pair *p = *state;
+	static uint8_t sent[NMSG * MSG_LEN], got[NMSG * MSG_LEN];
+
+	assert_int_equal(tls_adopt_fd(p->s, p->sfd, NULL, 0), 0);
+	send_msgs(p, sent);
+	recv_all(p->s, got, sizeof(got));
+	assert_memory_equal(sent, got, sizeof(got));
+}
+
+/* A full socket: WANT_WRITE, then the same bytes again once the peer read; nothing is lost or
+ * doubled. */
+static void test_write_retry(void **state)
+{
+	struct pair *p = *state;
+	static uint8_t buf[16384], got[16384];
+	size_t written = 0, read = 0, n;
+	enum tls_io r;
+	int blocked = 0;
+
+	fill(buf, sizeof(buf), 3);
+	for (int i = 0; i < 10000 && !blocked; i++) {
+		r = tls_write_nb(p->c, buf, sizeof(buf), &n);
+		if (r == TLS_IO_OK)
+			written += n;
+		else
+			blocked = r == TLS_IO_WANT_WRITE;
+	}
+	assert_true(blocked);
+	/* The peer drains; the retry with the same bytes completes the record. */
+	for (int i = 0; i < 100000; i++) {
+		if (tls_read_nb(p->s, got, sizeof(got), &n) == TLS_IO_OK) {
+			assert_int_equal(got[0], buf[(read) % sizeof(buf)]);
+			read += n;
+		}
+		if (blocked && (r = tls_write_nb(p->c, buf, sizeof(buf), &n)) != TLS_IO_WANT_WRITE) {
+			assert_int_equal(r, TLS_IO_OK);
+			written += n;
+			blocked = 0;
+		}
+		if (!blocked && read == written)
+			break;
+	}
+	assert_false(blocked);
+	assert_int_equal(read, written);
+}
+
+/* The peer closes without close_notify (as both ends of a flow do): an EOF, not an error. */
+static void test_eof_without_close_notify(void **state)
+{
+	struct pair *p = *state;
+	uint8_t buf[64];
+	size_t n;
+
+	tls_bulk_tune(p->s);
+	close(p->cfd);
+	p->cfd = -1;
+	assert_int_equal(tls_read_nb(p->s, buf, sizeof(buf), &n), TLS_IO_CLOSED);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_round_trip, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_adopt_read_ahead, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_adopt_nothing_ahead, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_write_retry, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_eof_without_close_notify, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
