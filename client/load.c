@@ -31,9 +31,8 @@
 #define LOAD_SAMPLE_NS (100 * NS_PER_MS)
 #define LOAD_INFLOW_TIMEOUT_NS (10 * NS_PER_SEC)
 #define LOAD_KEEP_MAX (1u << 20) /* samples kept between two takes, per kind */
-/* TLS: plaintext per SSL_write (the largest TLS record) and iovecs enough to plan it. */
-#define LOAD_TLS_REC (16 * 1024)
-#define LOAD_TLS_IOV (2 * (LOAD_TLS_REC / RECORD_SIZE_MIN) + 4)
+/* TLS: plaintext per SSL_write (the largest TLS record). */
+#define LOAD_TLS_REC RECORD_COPY_MAX
 
 struct load_flow {
 	struct load *l;
@@ -348,18 +347,8 @@ static int load_tls_read(struct load_flow *f, size_t max)
  * commits them on a plain flow: a tag waits for the next record). */
 static void load_tls_fill(struct load_flow *f)
 {
-	struct iovec iov[LOAD_TLS_IOV];
-	size_t k = record_writer_iov(&f->w, iov, LOAD_TLS_IOV, LOAD_TLS_REC), len = 0;
-
-	for (size_t i = 0; i < k && len < LOAD_TLS_REC; i++) {
-		size_t c = iov[i].iov_len < LOAD_TLS_REC - len ? iov[i].iov_len : LOAD_TLS_REC - len;
-
-		memcpy(f->tx + len, iov[i].iov_base, c);
-		len += c;
-	}
-	(void)record_writer_sent(&f->w, len);
 	f->tx_off = 0;
-	f->tx_len = len;
+	f->tx_len = record_writer_copy(&f->w, f->tx, LOAD_TLS_REC);
 }
 
 /* TLS upload: like the plain sendmsg, up to LOAD_CHUNK bytes while the socket takes them

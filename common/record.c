@@ -223,6 +223,26 @@ int record_writer_sent(struct record_writer *w, size_t n)
 	return consumed;
 }
 
+size_t record_writer_copy(struct record_writer *w, uint8_t *buf, size_t cap)
+{
+	/* The most iovecs RECORD_COPY_MAX bytes of the smallest records need (two each), plus
+	 * the rest of a record in progress. */
+	struct iovec iov[2 * (RECORD_COPY_MAX / RECORD_SIZE_MIN) + 4];
+	size_t k, len = 0;
+
+	if (cap > RECORD_COPY_MAX)
+		cap = RECORD_COPY_MAX;
+	k = record_writer_iov(w, iov, sizeof(iov) / sizeof(iov[0]), cap);
+	for (size_t i = 0; i < k && len < cap; i++) {
+		size_t c = iov[i].iov_len < cap - len ? iov[i].iov_len : cap - len;
+
+		memcpy(buf + len, iov[i].iov_base, c);
+		len += c;
+	}
+	(void)record_writer_sent(w, len);
+	return len;
+}
+
 size_t record_size_for_rate(uint64_t bytes_per_s)
 {
 	uint64_t size = bytes_per_s / 1000;

@@ -99,6 +99,11 @@ size_t record_writer_iov(struct record_writer *w, struct iovec *iov, size_t max_
 			 size_t max_bytes);
 /* Accounts n bytes sent from the last plan. Returns 1 if the tag was begun (consumed). */
 int record_writer_sent(struct record_writer *w, size_t n);
+/* For senders that write one buffer, not iovecs (TLS): copies the next min(cap,
+ * RECORD_COPY_MAX) or fewer stream bytes into buf and accounts them as sent — committed, as a
+ * sendmsg commits them (a tag set from now on waits for the next record). Returns the count. */
+#define RECORD_COPY_MAX (16 * 1024)
+size_t record_writer_copy(struct record_writer *w, uint8_t *buf, size_t cap);
 
 /* The record size a sender uses at a flow's delivery rate (bytes/s): about 1 ms of it,
  * within [RECORD_SIZE_MIN, RECORD_SIZE_MAX] — the wait a tag can add behind the record in

@@ -31,9 +31,8 @@
 #define BULK_IOV (2 * (BULK_CHUNK / RECORD_SIZE_MIN) + 4)
 #define BULK_REQ_READ 4096 /* requests are 16 bytes: a download socket reads little */
 /* TLS: plaintext a sender hands to one SSL_write — the largest TLS record, so each write is
- * one record — and iovecs enough for it (two per smallest record, plus a partial one). */
-#define BULK_TLS_REC (16 * 1024)
-#define BULK_TLS_IOV (2 * (BULK_TLS_REC / RECORD_SIZE_MIN) + 4)
+ * one record. */
+#define BULK_TLS_REC RECORD_COPY_MAX
 
 /* Shared read-only payload for senders, filled once with random bytes (incompressible) by
  * bulk_init before the worker threads start; scratch space for sinks, one per thread (each
@@ -353,18 +352,8 @@ static int bulk_tls_read_requests(struct bulk_flow *f)
  * (an echo waits for the next record) as sendmsg commits them on a plain flow. */
 static void bulk_tls_fill(struct bulk_flow *f)
 {
-	struct iovec iov[BULK_TLS_IOV];
-	size_t k = record_writer_iov(&f->w, iov, BULK_TLS_IOV, BULK_TLS_REC), len = 0;
-
-	for (size_t i = 0; i < k && len < BULK_TLS_REC; i++) {
-		size_t c = iov[i].iov_len < BULK_TLS_REC - len ? iov[i].iov_len : BULK_TLS_REC - len;
-
-		memcpy(f->tx + len, iov[i].iov_base, c);
-		len += c;
-	}
-	(void)record_writer_sent(&f->w, len);
 	f->tx_off = 0;
-	f->tx_len = len;
+	f->tx_len = record_writer_copy(&f->w, f->tx, BULK_TLS_REC);
 }
 
 /* TLS download: like the plain sendmsg, up to BULK_CHUNK bytes while the socket takes them

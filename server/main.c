@@ -51,6 +51,8 @@ static void usage(FILE *f)
 		"      --http-bind ADDR   its address (default 127.0.0.1; :: to publish it)\n"
 		"      --workers N        threads that run the sessions (default 0 = one per\n"
 		"                         online CPU, at most 8; 1 = the main thread)\n"
+		"      --reflector-priority N  real-time (SCHED_FIFO) priority 1-99 of the UDP\n"
+		"                         reflector thread (default 0 = normal scheduling)\n"
 		"  -v, --verbose          more logging (twice for debug)\n"
 		"  -h, --help             this help\n"
 		"  -V, --version          print the version\n"

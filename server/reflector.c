@@ -5,9 +5,11 @@
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "common/clock.h"
@@ -20,6 +22,53 @@ struct reflector {
 	int stop_fd; /* eventfd: written once to stop the thread */
 	pthread_t thread;
 };
+
+/* A probe's hold time is mostly the wait for the reflector thread to be scheduled after the
+ * packet arrived: under a normal policy it queues behind every runnable thread of the host
+ * (the bulk workers, other processes); at a real-time priority it runs at once. Privileges are
+ * dropped before any thread starts (server/privdrop.h), so the thread cannot take the policy
+ * itself: the calling thread takes it while still privileged (CAP_SYS_NICE, or RLIMIT_RTPRIO
+ * from the service unit), the reflector thread inherits it, and the caller returns to the
+ * normal policy, which needs no privilege. */
+int reflector_rt_begin(int prio)
+{
+	struct sched_param sp = { .sched_priority = prio };
+	int rc;
+
+	if (prio <= 0)
+		return 0;
+	rc = pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp);
+	if (rc != 0) {
+		log_warnx("the reflector runs without real-time priority: %s (reflector-priority %d "
+			  "needs root at start-up, or LimitRTPRIO=%d in the service unit)",
+			  strerror(rc), prio, prio);
+		return -1;
+	}
+	return 0;
+}
+
+/* After the reflector thread inherited the real-time policy: the caller goes back. */
+static int reflector_rt_end(void)
+{
+	struct sched_param sp = { .sched_priority = 0 };
+	int rc = pthread_setschedparam(pthread_self(), SCHED_OTHER, &sp);
+
+	if (rc != 0) {
+		log_error("cannot return the main thread to normal scheduling: %s", strerror(rc));
+		return -1;
+	}
+	return 0;
+}
+
+/* Says which policy the thread runs under, once. */
+static void reflector_log_policy(void)
+{
+	struct sched_param sp;
+	int policy;
+
+	if (pthread_getschedparam(pthread_self(), &policy, &sp) == 0 && policy == SCHED_FIFO)
+		log_info("reflector thread: SCHED_FIFO priority %d", sp.sched_priority);
+}
 
 size_t reflector_answer(struct session_table *t, struct server_counters *c, const uint8_t *req,
 			size_t len, const struct sockaddr *src, int64_t rx_ns, uint8_t *reply)
@@ -93,6 +142,9 @@ static void *reflector_main(void *arg)
 	struct reflector *r = arg;
 	struct pollfd pfd[2] = { { .fd = r->fd, .events = POLLIN }, { .fd = r->stop_fd, .events = POLLIN } };
 
+	/* A name for top -H and /proc/PID/task/TID/comm (tests/workers checks its policy). */
+	(void)pthread_setname_np(pthread_self(), "bmd-reflector");
+	reflector_log_policy();
 	for (;;) {
 		if (poll(pfd, 2, -1) < 0) {
 			if (errno == EINTR)
@@ -107,7 +159,7 @@ static void *reflector_main(void *arg)
 	}
 }
 
-struct reflector *reflector_start(struct server_ctx *srv, int udp_fd)
+struct reflector *reflector_start(struct server_ctx *srv, int udp_fd, int rt)
 {
 	struct reflector *r = calloc(1, sizeof(*r));
 	int rc;
@@ -129,7 +181,14 @@ struct reflector *reflector_start(struct server_ctx *srv, int udp_fd)
 		errno = rc;
 		log_warn("cannot start the reflector thread");
 		close(r->stop_fd);
+		if (rt)
+			(void)reflector_rt_end();
 		goto fail;
+	}
+	/* The thread has inherited the policy; no thread started from here on may. */
+	if (rt && reflector_rt_end() < 0) {
+		reflector_stop(r);
+		return NULL;
 	}
 	return r;
 fail:

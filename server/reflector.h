@@ -6,8 +6,14 @@
 
 struct reflector;
 
-/* Starts reflecting on udp_fd (owned by the reflector from now on). NULL on failure. */
-struct reflector *reflector_start(struct server_ctx *srv, int udp_fd);
+/* Before privileges are dropped (reflector-priority): the calling thread takes SCHED_FIFO at
+ * prio (1-99) for the reflector thread to inherit. 0 when taken (or prio is 0), -1 with a
+ * warning when not allowed: the reflector then runs under the normal policy. */
+int reflector_rt_begin(int prio);
+/* Starts reflecting on udp_fd (owned by the reflector from now on). rt: reflector_rt_begin
+ * took a real-time policy; the thread inherits it and the caller returns to the normal policy.
+ * NULL on failure. */
+struct reflector *reflector_start(struct server_ctx *srv, int udp_fd, int rt);
 /* Stops the thread, closes the socket, frees. */
 void reflector_stop(struct reflector *r);
 

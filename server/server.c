@@ -79,6 +79,7 @@ static void server_reload_restart_needed(const struct server_config *cur,
 			  strcmp(cur->tls_key, next->tls_key) != 0 ||
 			  cur->tls_required != next->tls_required, "tls-cert/tls-key/tls-required" },
 		{ cur->workers != next->workers, "workers" },
+		{ cur->reflector_priority != next->reflector_priority, "reflector-priority" },
 	};
 
 	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
@@ -407,7 +408,7 @@ int server_run(const struct server_config *cfg)
 	struct event *sig[3] = { NULL, NULL, NULL };
 	struct privdrop pd;
 	char perr[SRVCONFIG_ERR_MAX];
-	int udp_fd, dns_fd, rc = 1, ok;
+	int udp_fd, dns_fd, rc = 1, ok, rt;
 
 	/* On the heap: the state holds the configuration's string storage, over 1 KiB. */
 	if (st == NULL) {
@@ -470,6 +471,7 @@ int server_run(const struct server_config *cfg)
 	}
 	/* Every socket is bound and no thread runs yet: the moment to give up root (see
 	 * server/privdrop.h). A listener added later must be bound above this line. */
+	rt = cfg->reflector_priority > 0 && reflector_rt_begin(cfg->reflector_priority) == 0;
 	if (privdrop_apply(&pd, perr, sizeof(perr)) < 0) {
 		log_error("%s", perr);
 		close(udp_fd);
@@ -477,7 +479,7 @@ int server_run(const struct server_config *cfg)
 			close(dns_fd);
 		goto out;
 	}
-	refl = reflector_start(srv, udp_fd);
+	refl = reflector_start(srv, udp_fd, rt);
 	if (dns_fd >= 0)
 		dns = dns_responder_start(srv, dns_fd);
 	st->accept_ev = event_new(srv->base, st->tcp_fd, EV_READ | EV_PERSIST,

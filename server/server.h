@@ -54,6 +54,8 @@ struct server_config {
 	/* Worker threads that run the sessions (server/worker.h); 0 = one per online CPU, at
 	 * most 8; 1 = the main thread runs them too. */
 	int workers;
+	/* SCHED_FIFO priority of the UDP reflector thread (server/reflector.h); 0 = normal. */
+	int reflector_priority;
 };
 
 #define SERVER_DEFAULT_PORT 4750

@@ -221,6 +221,11 @@ static void store_workers(struct server_config *cfg, long v, const char *value)
 	cfg->workers = (int)v;
 }
 
+static void store_reflector_priority(struct server_config *cfg, long v, const char *value)
+{
+	cfg->reflector_priority = (int)v;
+}
+
 /* Indexed by enum srvconfig_opt. */
 static const struct srvconfig_option srvconfig_options[SRVOPT_COUNT] = {
 	[SRVOPT_PORT] = { "port", 'p', 1, 65535, "1-65535", NULL, store_port },
@@ -276,6 +281,9 @@ static const struct srvconfig_option srvconfig_options[SRVOPT_COUNT] = {
 	[SRVOPT_WORKERS] = { "workers", 0, 0, WORKER_MAX,
 			     "0-64: worker threads; 0 = one per online CPU, at most 8", NULL,
 			     store_workers },
+	[SRVOPT_REFLECTOR_PRIORITY] = { "reflector-priority", 0, 0, 99,
+					"0-99: the reflector thread's SCHED_FIFO priority; 0 = off",
+					NULL, store_reflector_priority },
 };
 
 const char *srvconfig_option_name(enum srvconfig_opt opt)

@@ -12,7 +12,8 @@
 # In probes mode N irtt clients against `irtt server` give irtt's server processing time
 # (its own send − receive stamps) and RTT the same way, at the same time (same contention).
 # Usage: concurrency.sh BINDIR [SECONDS] [N ...]   (default 5 s; N = 1 8 32 64)
-# Environment: BM_CC_MODES="probes full", BM_CC_FLOWS=2 (flows per loaded direction).
+# Environment: BM_CC_MODES="probes full", BM_CC_FLOWS=2 (flows per loaded direction),
+# BM_CC_DAEMON="--reflector-priority 10" (more daemon flags, split on blanks).
 set -euo pipefail
 bindir=$1
 secs=${2:-5}
@@ -53,6 +54,9 @@ ip -n $s link set bmq$$s up
 # Root in a test namespace: the daemon would otherwise refuse to keep running as root.
 dflags=()
 "$bindir/bloatmeterd" -n --allow-root yes > /dev/null 2>&1 && dflags+=(--allow-root yes)
+read -r -a extra <<< "${BM_CC_DAEMON:-}"
+dflags+=("${extra[@]}")
+[ ${#extra[@]} -eq 0 ] || echo "daemon flags: ${extra[*]}"
 maxn=0
 for n in "${counts[@]}"; do [ "$n" -gt "$maxn" ] && maxn=$n; done
 hz=$(getconf CLK_TCK)

@@ -246,6 +246,50 @@ static void test_stream_partial_sends(void **state)
 	free(stream);
 }
 
+/* record_writer_copy (the TLS senders' path): copies of random sizes, some larger than
+ * RECORD_COPY_MAX, make a valid stream with every tag once and in order; no copy exceeds
+ * RECORD_COPY_MAX. */
+static void test_stream_copy(void **state)
+{
+	uint8_t *stream = malloc(STREAM_CAP);
+	const size_t sizes[] = { 17, RECORD_SIZE_MIN, RECORD_SIZE_MAX, 40000 };
+
+	assert_non_null(stream);
+	for (size_t si = 0; si < sizeof(sizes) / sizeof(sizes[0]); si++) {
+		struct record_writer w;
+		struct parsed ps;
+		unsigned seed = (unsigned)si + 7;
+		size_t len = 0;
+		int tags = 0, echoes = 0;
+
+		record_writer_init(&w, RECORD_ECHO, payload, sizeof(payload));
+		record_writer_set_size(&w, sizes[si]);
+		while (len < STREAM_CAP - 400000 || w.off > 0) {
+			size_t cap = 1 + (size_t)(rand_r(&seed) % 20000), n;
+
+			if (rand_r(&seed) % 5 == 0 && !w.tagged) {
+				record_writer_tag(&w, (uint32_t)tags, 1000 + tags);
+				tags++;
+			}
+			n = record_writer_copy(&w, stream + len, cap);
+			assert_true(n > 0 && n <= cap && n <= RECORD_COPY_MAX);
+			len += n;
+		}
+		parsed_alloc(&ps, len / RECORD_HDR_LEN + 1);
+		parse_chunked(stream, len, RECORD_STREAM_DOWN, 70000, seed, &ps);
+		assert_true(ps.n > 10);
+		for (size_t i = 0; i < ps.n; i++)
+			if (ps.h[i].type == RECORD_ECHO) {
+				assert_int_equal(ps.h[i].seq, (uint32_t)echoes);
+				echoes++;
+			}
+		assert_int_equal(echoes, tags - w.tagged);
+		check_payloads(stream, &ps);
+		parsed_free(&ps);
+	}
+	free(stream);
+}
+
 /* A tag set while a header is half sent waits for the next record: the begun header is
  * frozen. */
 static void test_header_frozen(void **state)
@@ -323,6 +367,7 @@ int main(void)
 		cmocka_unit_test(test_decode_rejects),
 		cmocka_unit_test(test_size_for_rate),
 		cmocka_unit_test(test_stream_partial_sends),
+		cmocka_unit_test(test_stream_copy),
 		cmocka_unit_test(test_header_frozen),
 		cmocka_unit_test(test_tag_needs_bytes),
 		cmocka_unit_test(test_parser_bad_is_sticky),

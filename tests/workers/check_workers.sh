@@ -4,12 +4,14 @@
 # sessions are spread over both workers (bloatmeterd_worker_sessions_total in /metrics, which
 # promtool accepts); a SIGTERM during two running sessions reaches each client ("server
 # shutting down") and the daemon exits 0; with --workers 1 (the main thread runs the
-# sessions) two concurrent tests still exit 0. Usage: check_workers.sh BINDIR
+# sessions) two concurrent tests still exit 0. With --reflector-priority 10 (and --user
+# nobody: privileges dropped before any thread starts) the reflector thread alone runs
+# SCHED_FIFO at priority 10. Usage: check_workers.sh BINDIR
 set -uo pipefail
 bindir=$(cd "$1" && pwd)
 d=$bindir/bloatmeterd
 b=$bindir/bloatmeter
-for tool in curl promtool; do
+for tool in curl promtool chrt; do
 	if ! command -v "$tool" > /dev/null; then
 		echo "SKIP: no $tool"
 		exit 77
@@ -17,13 +19,14 @@ for tool in curl promtool; do
 done
 . "$(dirname "$0")/../lib/harness.sh"
 
-start() { # WORKERS: starts the daemon on free ports ($port, $hport), its log in daemon.log
-	local try
+start() { # WORKERS [FLAGS...]: starts the daemon on free ports ($port, $hport), log in daemon.log
+	local try n=$1
+	shift
 	for try in 1 2 3 4 5; do
 		port=$((20000 + RANDOM % 40000))
 		hport=$((20000 + RANDOM % 40000))
 		"$d" -b 127.0.0.1 -p "$port" --dns-port 0 --http-port "$hport" --allow-root yes \
-			--max-sessions-per-client 8 --workers "$1" -v > "$work/daemon.log" 2>&1 &
+			--max-sessions-per-client 8 --workers "$n" "$@" -v > "$work/daemon.log" 2>&1 &
 		dpid=$!
 		if wait_log "listening on 127.0.0.1 port $port"; then return 0; fi
 		kill "$dpid" 2> /dev/null || true
@@ -60,8 +63,21 @@ metric() { # NAME{LABELS}: its value in m.txt
 	awk -v k="$1" '$1 == k { print $2 }' "$work/m.txt"
 }
 
-start 2
+start 2 --user nobody --reflector-priority 10
 check "--workers 2: the log says two worker threads" grep -q "2 workers: one thread each" "$work/daemon.log"
+threads() { # one line per thread of the daemon: name, uid, policy, priority
+	local t
+	for t in /proc/"$dpid"/task/*; do
+		echo "$(cat "$t/comm") uid $(awk '/^Uid:/ { print $2 }' "$t/status")" \
+			"$(chrt -p "${t##*/}" | awk -F': ' '{ printf "%s ", $2 }')"
+	done
+}
+threads > "$work/threads.txt"
+sed 's/^/     /' "$work/threads.txt"
+check "--reflector-priority 10 as nobody: the reflector thread alone runs SCHED_FIFO 10" \
+	eval 'grep -Eq "^bmd-reflector uid 65534 SCHED_FIFO 10 $" "$work/threads.txt" &&
+	      [ "$(grep -c SCHED_FIFO "$work/threads.txt")" = 1 ] &&
+	      [ "$(grep -vc "uid 65534 " "$work/threads.txt")" = 0 ]'
 check "--workers 2: four concurrent real tests all exit 0" clients 4
 curl -s --max-time 5 "http://127.0.0.1:$hport/metrics" > "$work/m.txt"
 w0=$(metric 'bloatmeterd_worker_sessions_total{worker="0"}')
@@ -94,6 +110,9 @@ check "--workers 2: SIGTERM reached the sessions of both workers" \
 	eval 'grep -q "server shutting down" "$work/long1.log" && grep -q "server shutting down" "$work/long2.log"'
 
 start 1
+threads > "$work/threads.txt"
+check "without --reflector-priority: no thread is real-time" \
+	eval '! grep -q SCHED_FIFO "$work/threads.txt" && grep -q "^bmd-reflector .*SCHED_OTHER" "$work/threads.txt"'
 check "--workers 1: the log says the main thread runs the sessions" \
 	grep -q "1 worker: sessions run on the main thread" "$work/daemon.log"
 check "--workers 1: two concurrent real tests exit 0" clients 2
