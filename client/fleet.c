@@ -18,6 +18,7 @@
 
 #include "common/clock.h"
 #include "common/fileio.h"
+#include "common/lines.h"
 #include "common/log.h"
 #include "common/stats.h"
 #include "common/util.h"
@@ -262,19 +263,14 @@ static int fleet_line(struct fleet *f, const char *s, size_t n, int line, uint16
 int fleet_parse_text(struct fleet *f, const char *text, size_t len, uint16_t default_port,
 		     char *err, size_t errlen)
 {
-	size_t pos = 0;
-	int line = 0;
+	struct lines it;
+	const char *s;
+	size_t n;
 
-	while (pos < len) {
-		const char *s = text + pos;
-		const char *nl = memchr(s, '\n', len - pos);
-		size_t n = nl ? (size_t)(nl - s) : len - pos;
-
-		line++;
-		pos += n + (nl != NULL);
-		if (fleet_line(f, s, n, line, default_port, err, errlen) < 0)
+	lines_init(&it, text, len);
+	while (lines_next(&it, &s, &n))
+		if (fleet_line(f, s, n, it.line, default_port, err, errlen) < 0)
 			return -1;
-	}
 	if (f->n == 0)
 		return fleet_fail(err, errlen, "no servers listed");
 	return 0;

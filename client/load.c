@@ -418,19 +418,50 @@ static void load_set_cc(struct load *l, int fd, const char *cc)
 		snprintf(l->info.cc_used, sizeof(l->info.cc_used), "unknown");
 }
 
+/* The poll set over all flows for the connect and TLS stages, and the deadline both get:
+ * the connect timeout from now. NULL with err when out of memory. */
+static struct pollfd *load_pollset(const struct load *l, int64_t *deadline, char *err,
+				   size_t errlen)
+{
+	struct pollfd *pfd = calloc((size_t)l->n, sizeof(*pfd));
+
+	*deadline = clock_mono_ns() + (int64_t)LOAD_CONNECT_TIMEOUT_MS * NS_PER_MS;
+	if (pfd == NULL)
+		snprintf(err, errlen, "out of memory");
+	return pfd;
+}
+
+/* Waits on the poll set until the deadline: poll's count (0 when interrupted), or -1 with
+ * "STAGE within N ms" or the poll error in err. */
+static int load_poll_until(const struct load *l, struct pollfd *pfd, int64_t deadline,
+			   const char *stage, char *err, size_t errlen)
+{
+	int64_t left = (deadline - clock_mono_ns()) / NS_PER_MS;
+	int n;
+
+	if (left <= 0) {
+		snprintf(err, errlen, "%s within %d ms", stage, LOAD_CONNECT_TIMEOUT_MS);
+		return -1;
+	}
+	n = poll(pfd, (nfds_t)l->n, (int)left);
+	if (n < 0 && errno != EINTR) {
+		snprintf(err, errlen, "poll: %s", strerror(errno));
+		return -1;
+	}
+	return n < 0 ? 0 : n;
+}
+
 /* Starts every flow's connect at once, so a phase's flows start together even when an
  * already-filled queue delays each handshake. */
 static int load_connect_all(struct load *l, const struct sockaddr_storage *sa, socklen_t len,
 			    const char *cc, char *err, size_t errlen)
 {
-	int64_t deadline = clock_mono_ns() + (int64_t)LOAD_CONNECT_TIMEOUT_MS * NS_PER_MS;
-	struct pollfd *pfd = calloc((size_t)l->n, sizeof(*pfd));
+	int64_t deadline;
+	struct pollfd *pfd = load_pollset(l, &deadline, err, errlen);
 	int pending = l->n, rc = -1;
 
-	if (pfd == NULL) {
-		snprintf(err, errlen, "out of memory");
+	if (pfd == NULL)
 		return -1;
-	}
 	for (int i = 0; i < l->n; i++) {
 		l->flows[i].fd = sock_connect_start(sa, len);
 		if (l->flows[i].fd < 0) {
@@ -444,19 +475,11 @@ static int load_connect_all(struct load *l, const struct sockaddr_storage *sa, s
 		pfd[i].events = POLLOUT;
 	}
 	while (pending > 0) {
-		int64_t left = (deadline - clock_mono_ns()) / NS_PER_MS;
-		int n;
+		int n = load_poll_until(l, pfd, deadline, "load flows could not connect", err,
+					errlen);
 
-		if (left <= 0) {
-			snprintf(err, errlen, "load flows could not connect within %d ms",
-				 LOAD_CONNECT_TIMEOUT_MS);
+		if (n < 0)
 			goto out;
-		}
-		n = poll(pfd, (nfds_t)l->n, (int)left);
-		if (n < 0 && errno != EINTR) {
-			snprintf(err, errlen, "poll: %s", strerror(errno));
-			goto out;
-		}
 		for (int i = 0; i < l->n && n > 0; i++) {
 			if (pfd[i].fd < 0 || pfd[i].revents == 0)
 				continue;
@@ -478,14 +501,12 @@ out:
  * timeout. 0, or -1 with "TLS handshake with HOST failed: why" or a timeout in err. */
 static int load_tls_all(struct load *l, char *err, size_t errlen)
 {
-	int64_t deadline = clock_mono_ns() + (int64_t)LOAD_CONNECT_TIMEOUT_MS * NS_PER_MS;
-	struct pollfd *pfd = calloc((size_t)l->n, sizeof(*pfd));
+	int64_t deadline;
+	struct pollfd *pfd = load_pollset(l, &deadline, err, errlen);
 	int pending = l->n, rc = -1;
 
-	if (pfd == NULL) {
-		snprintf(err, errlen, "out of memory");
+	if (pfd == NULL)
 		return -1;
-	}
 	for (int i = 0; i < l->n; i++) {
 		l->flows[i].ssl = tls_client_new(l->opts.tls_ctx, l->flows[i].fd, l->opts.tls_host,
 						 err, errlen);
@@ -494,8 +515,6 @@ static int load_tls_all(struct load *l, char *err, size_t errlen)
 		pfd[i].fd = l->flows[i].fd;
 	}
 	for (;;) {
-		int64_t left;
-
 		for (int i = 0; i < l->n; i++) {
 			enum tls_io r;
 
@@ -512,16 +531,9 @@ static int load_tls_all(struct load *l, char *err, size_t errlen)
 		}
 		if (pending == 0)
 			break;
-		left = (deadline - clock_mono_ns()) / NS_PER_MS;
-		if (left <= 0) {
-			snprintf(err, errlen, "TLS handshakes of the load flows did not finish within %d ms",
-				 LOAD_CONNECT_TIMEOUT_MS);
+		if (load_poll_until(l, pfd, deadline,
+				    "TLS handshakes of the load flows did not finish", err, errlen) < 0)
 			goto out;
-		}
-		if (poll(pfd, (nfds_t)l->n, (int)left) < 0 && errno != EINTR) {
-			snprintf(err, errlen, "poll: %s", strerror(errno));
-			goto out;
-		}
 	}
 	rc = 0;
 out:

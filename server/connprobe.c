@@ -130,19 +130,13 @@ static void connprobe_handle_request(struct connprobe_conn *c, struct evbuffer *
 	atomic_fetch_add(&srv->counters.conn_probes, 1);
 }
 
+/* Only called once the request is answered: the client sends one request, then only
+ * closes, so anything else is a violation. */
 static void connprobe_read_callback(struct bufferevent *bev, void *arg)
 {
 	struct connprobe_conn *c = arg;
-	struct evbuffer *in = bufferevent_get_input(bev);
 
-	/* The client sends one request, then only closes: anything else is a violation. */
-	if (c->answered) {
-		connprobe_refuse(c, &c->srv->counters.conn_probe_bad, "bytes after the answer");
-		return;
-	}
-	if (evbuffer_get_length(in) < WIRE_CONNPROBE_REQ_LEN)
-		return;
-	connprobe_handle_request(c, in);
+	connprobe_refuse(c, &c->srv->counters.conn_probe_bad, "bytes after the answer");
 }
 
 /* EOF or reset: the client closed, which ends a good exchange. */
@@ -151,15 +145,11 @@ static void connprobe_event_callback(struct bufferevent *bev, short what, void *
 	connprobe_free(arg, 0);
 }
 
+/* Only an answered connection lives long enough for this: the client's reset may simply
+ * have been lost, which is not its fault. */
 static void connprobe_deadline_callback(evutil_socket_t fd, short what, void *arg)
 {
-	struct connprobe_conn *c = arg;
-
-	/* After an answer the client's reset may simply have been lost: not its fault. */
-	if (c->answered)
-		connprobe_free(c, 1);
-	else
-		connprobe_refuse(c, &c->srv->counters.conn_probe_bad, "no complete request in time");
+	connprobe_free(arg, 1);
 }
 
 void connprobe_start(struct server_ctx *srv, struct bufferevent *bev, const struct sockaddr *peer)
@@ -184,5 +174,6 @@ void connprobe_start(struct server_ctx *srv, struct bufferevent *bev, const stru
 	bufferevent_setwatermark(bev, EV_READ, 0, WIRE_CONNPROBE_REQ_LEN + 1);
 	bufferevent_set_timeouts(bev, NULL, NULL);
 	bufferevent_setcb(bev, connprobe_read_callback, NULL, connprobe_event_callback, c);
-	connprobe_read_callback(bev, c);
+	/* accept.c hands over only a whole request: it is answered or refused (and c freed) here. */
+	connprobe_handle_request(c, bufferevent_get_input(bev));
 }

@@ -23,8 +23,8 @@ enum connprobe_verdict connprobe_judge(struct server_ctx *srv, const uint8_t *bu
 				       const struct sockaddr *peer, int64_t now_ns,
 				       struct wire_connprobe_req *req, const char **why);
 
-/* Takes over a connection whose first bytes are the connect-probe magic (the request may be
- * partly buffered). Owns and frees bev. */
+/* Takes over a connection whose buffered input starts with a whole connect-probe request
+ * (accept.c's pending stage guarantees it, and times out the others). Owns and frees bev. */
 void connprobe_start(struct server_ctx *srv, struct bufferevent *bev, const struct sockaddr *peer);
 /* Counts and logs a connection that began a connect probe but did not complete the request
  * within the pending deadline (server.c holds connections until their first whole message). */

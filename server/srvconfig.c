@@ -12,6 +12,7 @@
 
 #include "common/dns.h"
 #include "common/fileio.h"
+#include "common/lines.h"
 #include "common/util.h"
 #include "server/http.h"
 #include "server/limits.h"
@@ -456,19 +457,14 @@ int srvconfig_parse(const char *text, size_t len, struct server_config *cfg, cha
 		    size_t errlen)
 {
 	uint64_t seen = 0; /* a bit per option */
-	size_t pos = 0;
-	int line = 0;
+	struct lines it;
+	const char *s;
+	size_t n;
 
-	while (pos < len) {
-		const char *s = text + pos;
-		const char *nl = memchr(s, '\n', len - pos);
-		size_t n = nl ? (size_t)(nl - s) : len - pos;
-
-		line++;
-		pos += n + (nl != NULL);
-		if (srvconfig_line(s, n, line, cfg, &seen, err, errlen) < 0)
+	lines_init(&it, text, len);
+	while (lines_next(&it, &s, &n))
+		if (srvconfig_line(s, n, it.line, cfg, &seen, err, errlen) < 0)
 			return -1;
-	}
 	return 0;
 }
 
