@@ -22,7 +22,7 @@ _Static_assert(0x16030000u > WIRE_CTRL_MAX, "a TLS record must not look like a c
 
 int tls_is_handshake(const uint8_t *buf, size_t len)
 {
-	return len >= 2 && buf[0] == 0x16 && buf[1] == 0x03;
+	return len >= 1 && buf[0] == 0x16 && (len < 2 || buf[1] == 0x03);
 }
 
 const char *tls_error_string(unsigned long e)
@@ -266,16 +266,25 @@ void tls_ctx_try_ktls(SSL_CTX *ctx)
 	SSL_CTX_set_options(ctx, SSL_OP_ENABLE_KTLS);
 }
 
+/* WANT_READ or WANT_WRITE for those SSL_get_error codes; ERROR for any other. */
+static enum tls_io tls_want(int e)
+{
+	if (e == SSL_ERROR_WANT_READ)
+		return TLS_IO_WANT_READ;
+	if (e == SSL_ERROR_WANT_WRITE)
+		return TLS_IO_WANT_WRITE;
+	return TLS_IO_ERROR;
+}
+
 /* Maps the result of a TLS call that did not succeed; clears the error queue on failures so
  * that the next call on this thread starts clean (SSL_get_error reads the queue). */
 static enum tls_io tls_io_result(SSL *ssl, int rc)
 {
 	int e = SSL_get_error(ssl, rc);
+	enum tls_io r = tls_want(e);
 
-	if (e == SSL_ERROR_WANT_READ)
-		return TLS_IO_WANT_READ;
-	if (e == SSL_ERROR_WANT_WRITE)
-		return TLS_IO_WANT_WRITE;
+	if (r != TLS_IO_ERROR)
+		return r;
 	ERR_clear_error();
 	/* SYSCALL with an empty queue: the socket failed (a reset) or ended. */
 	return e == SSL_ERROR_ZERO_RETURN || e == SSL_ERROR_SYSCALL ? TLS_IO_CLOSED : TLS_IO_ERROR;
@@ -284,19 +293,46 @@ static enum tls_io tls_io_result(SSL *ssl, int rc)
 enum tls_io tls_connect_step(SSL *ssl, const char *host, char *err, size_t errlen)
 {
 	int rc, e;
+	enum tls_io r;
 
 	errno = 0;
 	rc = SSL_connect(ssl);
 	if (rc == 1)
 		return TLS_IO_OK;
 	e = SSL_get_error(ssl, rc);
-	if (e == SSL_ERROR_WANT_READ)
-		return TLS_IO_WANT_READ;
-	if (e == SSL_ERROR_WANT_WRITE)
-		return TLS_IO_WANT_WRITE;
+	if ((r = tls_want(e)) != TLS_IO_ERROR)
+		return r;
 	if (e == SSL_ERROR_SYSCALL && errno == 0)
 		errno = ECONNRESET; /* the server closed: tls_connect_error hints at plain TCP */
 	tls_connect_error(ssl, host, err, errlen);
+	return TLS_IO_ERROR;
+}
+
+SSL *tls_server_new(SSL_CTX *ctx, int fd)
+{
+	SSL *ssl = SSL_new(ctx);
+
+	if (ssl == NULL || SSL_set_fd(ssl, fd) != 1) {
+		SSL_free(ssl);
+		ERR_clear_error();
+		return NULL;
+	}
+	SSL_set_accept_state(ssl);
+	return ssl;
+}
+
+enum tls_io tls_accept_step(SSL *ssl, const char **why)
+{
+	int rc = SSL_do_handshake(ssl), e;
+	enum tls_io r;
+
+	if (rc == 1)
+		return TLS_IO_OK;
+	e = SSL_get_error(ssl, rc);
+	if ((r = tls_want(e)) != TLS_IO_ERROR)
+		return r;
+	*why = tls_take_error(e == SSL_ERROR_SYSCALL || e == SSL_ERROR_ZERO_RETURN
+				      ? "connection closed" : "unknown TLS error");
 	return TLS_IO_ERROR;
 }
 
@@ -309,71 +345,24 @@ void tls_bulk_tune(SSL *ssl)
 		SSL_set_read_ahead(ssl, 1);
 }
 
-int tls_adopt_fd(SSL *ssl, int fd, const uint8_t *enc, size_t enclen)
+/* One non-blocking SSL_read_ex or SSL_write_ex (tls_read_io, tls_write_io). */
+static enum tls_io tls_nb(SSL *ssl, uint8_t *p, size_t len, size_t *n,
+			  int (*io)(SSL *, uint8_t *, size_t, size_t *))
 {
-	BIO *w = BIO_new_socket(fd, BIO_NOCLOSE), *r;
+	int rc = io(ssl, p, len, n);
 
-	if (w == NULL)
-		return -1;
-	if (enclen == 0) {
-		/* One socket BIO for both directions: SSL_set_bio takes our one reference. */
-		r = w;
-	} else {
-		/* The bytes read ahead come first; tls_read_nb moves on to the socket when they
-		 * are used up (a memory BIO that is empty asks to retry, not EOF). */
-		r = BIO_new(BIO_s_mem());
-		if (r == NULL || BIO_write(r, enc, (int)enclen) != (int)enclen) {
-			BIO_free(r);
-			BIO_free(w);
-			return -1;
-		}
-		BIO_set_mem_eof_return(r, -1);
-	}
-	SSL_set_bio(ssl, r, w);
-	return 0;
-}
-
-/* After WANT_READ: if the SSL still reads bytes adopted with tls_adopt_fd and has used them
- * up, it reads from its socket from now on. 1 when it switched (the call should be repeated). */
-static int tls_next_rbio(SSL *ssl)
-{
-	BIO *r = SSL_get_rbio(ssl), *s;
-
-	if (r == NULL || BIO_method_type(r) != BIO_TYPE_MEM || BIO_ctrl_pending(r) > 0)
-		return 0;
-	s = SSL_get_wbio(ssl);
-	if (s == NULL || BIO_up_ref(s) != 1)
-		return 0;
-	SSL_set0_rbio(ssl, s); /* frees the memory BIO */
-	return 1;
+	return rc == 1 ? TLS_IO_OK : tls_io_result(ssl, rc);
 }
 
 enum tls_io tls_read_nb(SSL *ssl, void *buf, size_t len, size_t *n)
 {
-	for (;;) {
-		enum tls_io r;
-		int rc = SSL_read_ex(ssl, buf, len, n);
-
-		if (rc == 1)
-			return TLS_IO_OK;
-		r = tls_io_result(ssl, rc);
-		if (r != TLS_IO_WANT_READ || !tls_next_rbio(ssl))
-			return r;
-	}
+	return tls_nb(ssl, buf, len, n, tls_read_io);
 }
 
 enum tls_io tls_write_nb(SSL *ssl, const void *buf, size_t len, size_t *n)
 {
-	for (;;) {
-		enum tls_io r;
-		int rc = SSL_write_ex(ssl, buf, len, n);
-
-		if (rc == 1)
-			return TLS_IO_OK;
-		r = tls_io_result(ssl, rc);
-		if (r != TLS_IO_WANT_READ || !tls_next_rbio(ssl))
-			return r;
-	}
+	/* tls_write_io only reads through the pointer. */
+	return tls_nb(ssl, (uint8_t *)(uintptr_t)buf, len, n, tls_write_io);
 }
 
 void tls_conn_info(SSL *ssl, struct tls_conn_info *info)

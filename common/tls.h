@@ -13,7 +13,9 @@
 
 #define TLS_WUR __attribute__((warn_unused_result))
 
-/* True if the first bytes of a connection are a TLS handshake record (0x16 0x03): needs 2. */
+/* True if the first bytes of a connection may be a TLS handshake record: 0x16, then 0x03 when
+ * a second byte is there (the server decides on what one peek shows; a plain first message
+ * never starts with 0x16). */
 int tls_is_handshake(const uint8_t *buf, size_t len);
 
 /* A server context with the PEM certificate chain and private key; NULL with one sentence in
@@ -63,14 +65,17 @@ TLS_WUR SSL *tls_client_new(SSL_CTX *ctx, int fd, const char *host, char *err, s
 /* One step of the client handshake: OK when done, WANT_* to wait, ERROR with the sentence
  * of tls_client_connect in err. */
 enum tls_io tls_connect_step(SSL *ssl, const char *host, char *err, size_t errlen);
+/* A server SSL on the accepted non-blocking fd (a socket BIO, so that OpenSSL can hand the
+ * record layer to the kernel, see tls_ctx_try_ktls); drive it with tls_accept_step. NULL when
+ * out of memory. */
+TLS_WUR SSL *tls_server_new(SSL_CTX *ctx, int fd);
+/* One step of the server handshake: OK when done, WANT_* to wait, ERROR with the reason in
+ * *why (a static string: "connection closed", "wrong version number", ...). */
+enum tls_io tls_accept_step(SSL *ssl, const char **why);
 /* Settings of an established bulk connection: a peer's close without close_notify is an EOF
  * (neither end sends one, as on the control connection), and reads take all the socket has
  * at once (read-ahead) unless the kernel decrypts. */
 void tls_bulk_tune(SSL *ssl);
-/* Moves an established server SSL (its handshake ran elsewhere, e.g. in a libevent filter)
- * onto the non-blocking socket fd: enc/enclen are bytes already read off fd but not yet given
- * to the SSL, which it reads first. Does not take fd. 0, or -1 (out of memory; ssl unusable). */
-TLS_WUR int tls_adopt_fd(SSL *ssl, int fd, const uint8_t *enc, size_t enclen);
 /* SSL_read_ex / SSL_write_ex on a non-blocking socket: *n bytes moved when OK. CLOSED is an
  * EOF or a reset by the peer; ERROR anything else (the error queue is cleared). */
 enum tls_io tls_read_nb(SSL *ssl, void *buf, size_t len, size_t *n);

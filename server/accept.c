@@ -1,9 +1,10 @@
 /* accept: new TCP connections up to their first whole message — the caps on such pending
  * connections, their fixed deadline, TLS detection and handshake — and the hand-over to the
  * control, data or connect-probe code by what that message is (docs/protocol.md). The main
- * thread reads the first message; the connection then moves to a worker (server/worker.h):
- * a data connection or connect probe to its session's, a control connection to the least
- * loaded, a TLS one before its handshake, which runs on the worker's base. */
+ * thread peeks at the first bytes: a plain connection's first message is read there, then it
+ * moves to a worker (server/worker.h) — a data connection or connect probe to its session's, a
+ * control connection to the least loaded. A TLS one moves before its handshake, which runs on
+ * the worker's base on the raw socket (so OpenSSL can hand the record layer to kernel TLS). */
 #include "server/accept.h"
 
 #include <errno.h>
@@ -11,9 +12,12 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <sys/socket.h>
+
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
 #include <event2/bufferevent_ssl.h>
+#include <openssl/ssl.h>
 
 #include "common/clock.h"
 #include "common/log.h"
@@ -25,13 +29,24 @@
 #include "server/control.h"
 #include "server/worker.h"
 
-/* A connection whose first bytes have not yet told us what it is. */
+/* Decrypted bytes a TLS connection may bring before it is handed over: its first control frame
+ * (or data hello) and the rest of the record that ends it, so the SSL holds nothing unread. */
+#define PENDING_TLS_CAP (WIRE_CTRL_HDR + WIRE_CTRL_MAX + 16384)
+
+/* A connection whose first bytes have not yet told us what it is. Whatever of fd, bev, io,
+ * ssl and in is set is ours: a hand-over clears what it passes on. */
 struct pending_conn {
 	struct server_ctx *srv;
-	struct bufferevent *bev;
-	struct event *deadline; /* absolute: a trickling peer cannot stretch it */
-	int64_t deadline_ns;    /* when it fires, so a worker can set it again (TLS) */
-	int worker;             /* TLS: the worker running the handshake */
+	int fd;                  /* until a bufferevent owns it (-1 then) */
+	struct bufferevent *bev; /* a plain connection, reading its first message */
+	struct event *io;        /* the first peek; then the TLS stage's socket wait */
+	SSL *ssl;                /* the TLS stage, on a worker */
+	uint8_t *in;             /* the TLS stage's decrypted bytes (PENDING_TLS_CAP) */
+	size_t inlen;
+	struct event *deadline;  /* absolute: a trickling peer cannot stretch it */
+	int64_t deadline_ns;     /* when it fires, so a worker can set it again (TLS) */
+	int worker;              /* TLS: the worker running the handshake */
+	struct event_base *base; /* TLS: that worker's */
 	struct sockaddr_storage peer;
 	struct pending_conn *prev, *next; /* srv->pending, under srv->lock */
 };
@@ -81,8 +96,9 @@ static int pending_admit(struct server_ctx *srv, const struct sockaddr *peer)
 	return ok;
 }
 
-/* Ends the pending stage: the connection was handed over (bev is then not ours) or dropped. */
-static void pending_free(struct pending_conn *pc, int free_bev)
+/* Ends the pending stage: frees what the connection still owns (all of it when it is dropped,
+ * nothing a hand-over took). */
+static void pending_free(struct pending_conn *pc)
 {
 	struct server_ctx *srv = pc->srv;
 
@@ -97,8 +113,14 @@ static void pending_free(struct pending_conn *pc, int free_bev)
 	pthread_mutex_unlock(&srv->lock);
 	if (pc->deadline)
 		event_free(pc->deadline);
-	if (free_bev && pc->bev)
+	if (pc->io)
+		event_free(pc->io);
+	if (pc->bev)
 		bufferevent_free(pc->bev);
+	SSL_free(pc->ssl);
+	if (pc->fd >= 0)
+		close(pc->fd);
+	free(pc->in);
 	free(pc);
 }
 
@@ -170,119 +192,173 @@ static void server_tls_failed(struct pending_conn *pc, const char *why)
 	log_debug("TLS handshake from %s failed: %s", addr, why);
 }
 
-/* Decrypted bytes of a TLS connection whose handshake is done: like a plain one, it leaves
- * the pending stage (and its deadline) with its first whole control frame. */
-static void pending_tls_read_callback(struct bufferevent *bev, void *arg)
+/* The time left until pc's deadline (zero when it has passed). */
+static struct timeval pending_time_left(const struct pending_conn *pc)
 {
-	struct pending_conn *pc = arg;
+	int64_t left = pc->deadline_ns - clock_mono_ns();
+	struct timeval tv = { 0, 0 };
+
+	if (left > 0) {
+		tv.tv_sec = left / NS_PER_SEC;
+		tv.tv_usec = (left % NS_PER_SEC) / 1000;
+	}
+	return tv;
+}
+
+/* The decrypted bytes a TLS connection's first message takes (pending_need once 4 are in). */
+static size_t pending_tls_need(const struct pending_conn *pc)
+{
+	return pc->inlen < 4 ? 4 : pending_need(pc->in);
+}
+
+/* Runs the handshake, then reads until the first whole message is decrypted, then the rest of
+ * its record. OK when done; WANT_* to wait for the socket; CLOSED or ERROR (counted) to drop. */
+static enum tls_io pending_tls_step(struct pending_conn *pc)
+{
+	const char *why = "connection closed";
+	enum tls_io r = TLS_IO_OK;
+	size_t n;
+
+	if (!SSL_is_init_finished(pc->ssl) && (r = tls_accept_step(pc->ssl, &why)) != TLS_IO_OK) {
+		if (r == TLS_IO_ERROR)
+			server_tls_failed(pc, why);
+		return r;
+	}
+	while (pc->inlen < pending_tls_need(pc)) {
+		r = tls_read_nb(pc->ssl, pc->in + pc->inlen, PENDING_TLS_CAP - pc->inlen, &n);
+		if (r != TLS_IO_OK) {
+			if (r == TLS_IO_ERROR)
+				server_tls_failed(pc, "bad record after the handshake");
+			return r;
+		}
+		pc->inlen += n;
+	}
+	/* Nothing may stay decrypted inside the SSL: the next owner waits on the socket. */
+	while (SSL_pending(pc->ssl) > 0 && pc->inlen < PENDING_TLS_CAP &&
+	       tls_read_nb(pc->ssl, pc->in + pc->inlen, PENDING_TLS_CAP - pc->inlen, &n) == TLS_IO_OK)
+		pc->inlen += n;
+	return TLS_IO_OK;
+}
+
+/* A TLS control connection past its first frame: an OpenSSL bufferevent on the socket, its
+ * input the decrypted bytes so far, for control like a plain one. Takes fd and ssl. */
+static void pending_tls_control(struct server_ctx *srv, int worker, struct event_base *base,
+				int fd, SSL *ssl, const struct sockaddr *peer,
+				const uint8_t *in, size_t len)
+{
+	/* libevent 2.1 frees ssl itself when this fails (BEV_OPT_CLOSE_ON_FREE), not fd. */
+	struct bufferevent *bev = bufferevent_openssl_socket_new(base, fd, ssl, BUFFEREVENT_SSL_OPEN,
+								 BEV_OPT_CLOSE_ON_FREE);
+
+	if (bev == NULL) {
+		close(fd);
+		return;
+	}
+	bufferevent_openssl_set_allow_dirty_shutdown(bev, 1);
+	bufferevent_setwatermark(bev, EV_READ, 0, WIRE_CTRL_MAX + WIRE_CTRL_HDR);
+	if (evbuffer_prepend(bufferevent_get_input(bev), in, len) < 0 ||
+	    bufferevent_enable(bev, EV_READ) < 0) {
+		bufferevent_free(bev);
+		return;
+	}
+	control_start(srv, worker, bev, peer);
+}
+
+/* The TLS connection's first message is in: it leaves the pending stage as a data connection
+ * of a TLS load (docs/protocol.md) or as a control connection. */
+static void pending_tls_done(struct pending_conn *pc)
+{
 	struct server_ctx *srv = pc->srv;
-	struct evbuffer *in = bufferevent_get_input(bev);
-	size_t avail = evbuffer_get_length(in), body;
-	const uint8_t *first;
+	struct event_base *base = pc->base;
 	struct sockaddr_storage peer = pc->peer;
+	int fd = pc->fd, worker = pc->worker;
+	SSL *ssl = pc->ssl;
+	uint8_t *in = pc->in;
+	size_t len = pc->inlen;
 
-	if (avail < WIRE_CTRL_HDR)
-		return;
-	first = evbuffer_pullup(in, WIRE_CTRL_HDR);
-	/* A data connection of a TLS load (docs/protocol.md): its whole hello, then bulk. */
-	if (first != NULL && wire_is_data_magic(first, WIRE_CTRL_HDR)) {
-		if (avail < WIRE_DATA_HELLO_LEN)
-			return;
-		int tls_worker = pc->worker;
-
-		pending_free(pc, 0);
-		bulk_attach_tls(srv, tls_worker, bev, (struct sockaddr *)&peer);
-		return;
-	}
-	if (first != NULL && wire_frame_peek(first, WIRE_CTRL_HDR, &body) == WIRE_FRAME_OK &&
-	    avail < WIRE_CTRL_HDR + body)
-		return;
-	int worker = pc->worker;
-
-	pending_free(pc, 0);
-	control_start(srv, worker, bev, (struct sockaddr *)&peer);
+	pc->fd = -1;
+	pc->ssl = NULL;
+	pc->in = NULL;
+	pending_free(pc);
+	if (wire_is_data_magic(in, len))
+		bulk_attach_tls(srv, worker, fd, ssl, (struct sockaddr *)&peer, in, len);
+	else
+		pending_tls_control(srv, worker, base, fd, ssl, (struct sockaddr *)&peer, in, len);
+	free(in);
 }
 
-static void pending_tls_event_callback(struct bufferevent *bev, short what, void *arg)
+/* The TLS stage's socket event: one more step, then wait for what the SSL wants. */
+static void pending_tls_callback(evutil_socket_t fd, short what, void *arg)
 {
 	struct pending_conn *pc = arg;
-	unsigned long e;
+	enum tls_io r = pending_tls_step(pc);
 
-	/* Only now take decrypted bytes: the filter may deliver some inside the handshake's last
-	 * step, before it reports CONNECTED, and control must not see that event. */
-	if (what & BEV_EVENT_CONNECTED) {
-		bufferevent_setcb(bev, pending_tls_read_callback, NULL, pending_tls_event_callback, pc);
-		pending_tls_read_callback(bev, pc);
+	if (r == TLS_IO_OK) {
+		pending_tls_done(pc);
 		return;
 	}
-	e = bufferevent_get_openssl_error(bev);
-	server_tls_failed(pc, what & BEV_EVENT_TIMEOUT ? "timed out"
-			      : e ? tls_error_string(e) : "connection closed");
-	pending_free(pc, 1);
+	if ((r != TLS_IO_WANT_READ && r != TLS_IO_WANT_WRITE) || event_del(pc->io) < 0 ||
+	    event_assign(pc->io, pc->base, fd, r == TLS_IO_WANT_READ ? EV_READ : EV_WRITE,
+			 pending_tls_callback, pc) < 0 ||
+	    event_add(pc->io, NULL) < 0)
+		pending_free(pc);
 }
 
-/* The connection began with a TLS handshake record: wrap its bufferevent in an OpenSSL filter
- * in the accepting state. It stays pending, under the same deadline, until its first control
- * frame is decrypted. */
-static void server_start_tls(struct pending_conn *pc, struct bufferevent *bev)
+static void pending_deadline_callback(evutil_socket_t fd, short what, void *arg);
+
+/* On the worker: a TLS connection resumes its pending stage (same deadline) with the
+ * handshake on this base. */
+static void pending_tls_start(struct pending_conn *pc, int worker, struct event_base *base)
+{
+	struct timeval tmo = pending_time_left(pc);
+
+	pc->worker = worker;
+	pc->base = base;
+	pc->ssl = tls_server_new(pc->srv->tls, pc->fd);
+	pc->in = malloc(PENDING_TLS_CAP);
+	pc->deadline = evtimer_new(base, pending_deadline_callback, pc);
+	pc->io = event_new(base, pc->fd, EV_READ, pending_tls_callback, pc);
+	if (pc->ssl == NULL || pc->in == NULL || pc->deadline == NULL || pc->io == NULL ||
+	    evtimer_add(pc->deadline, &tmo) < 0) {
+		pending_free(pc);
+		return;
+	}
+	/* The ClientHello's start is in the socket already (the main thread peeked at it). */
+	pending_tls_callback(pc->fd, EV_READ, pc);
+}
+
+/* The connection began with a TLS handshake record: off to a worker for the handshake, still
+ * pending (under the caps). */
+static void pending_tls_hand_over(struct pending_conn *pc)
 {
 	struct server_ctx *srv = pc->srv;
-	struct timeval tmo = { srv->cfg->handshake_timeout_s, 0 };
-	struct evbuffer *held;
-	struct bufferevent *tb;
-	SSL *ssl;
+	struct worker_job *j;
 
 	if (srv->tls == NULL) {
 		/* Without a certificate the only answer would be a frame error a TLS client cannot
 		 * read; closing says as much. */
 		server_tls_failed(pc, "TLS is not configured (tls-cert)");
-		pending_free(pc, 1);
+		pending_free(pc);
 		return;
 	}
-	/* The bytes already read are the ClientHello's start: hold them while the filter is set
-	 * up (it would otherwise run the handshake inside its constructor), then give them back
-	 * and let the filter's read callback run from the loop. */
-	held = evbuffer_new();
-	ssl = SSL_new(srv->tls);
-	if (held == NULL || ssl == NULL ||
-	    evbuffer_add_buffer(held, bufferevent_get_input(bev)) < 0) {
-		SSL_free(ssl);
-		if (held)
-			evbuffer_free(held);
-		pending_free(pc, 1);
+	if ((j = calloc(1, sizeof(*j))) == NULL) {
+		pending_free(pc);
 		return;
 	}
-	/* On failure the filter frees ssl (BEV_OPT_CLOSE_ON_FREE) but leaves bev to us. */
-	tb = bufferevent_openssl_filter_new(bufferevent_get_base(bev), bev, ssl,
-					    BUFFEREVENT_SSL_ACCEPTING,
-					    BEV_OPT_CLOSE_ON_FREE);
-	if (tb == NULL) {
-		evbuffer_free(held);
-		pending_free(pc, 1);
-		return;
-	}
-	pc->bev = tb;
-	/* The pending deadline bounds the handshake; later the filter's own read timeout
-	 * (cleared by control at the welcome) takes over what the socket's did. */
-	bufferevent_set_timeouts(bev, NULL, NULL);
-	bufferevent_openssl_set_allow_dirty_shutdown(tb, 1);
-	bufferevent_setwatermark(tb, EV_READ, 0, WIRE_CTRL_MAX + WIRE_CTRL_HDR);
-	bufferevent_setcb(tb, NULL, NULL, pending_tls_event_callback, pc);
-	/* A bufferevent's input is frozen at its end (only the bufferevent appends); the front is
-	 * ours, and the input is empty now. */
-	if (bufferevent_enable(tb, EV_READ) < 0 || bufferevent_set_timeouts(tb, &tmo, NULL) < 0 ||
-	    evbuffer_prepend_buffer(bufferevent_get_input(bev), held) < 0) {
-		evbuffer_free(held);
-		pending_free(pc, 1);
-		return;
-	}
-	evbuffer_free(held);
-	bufferevent_trigger(bev, EV_READ, BEV_TRIG_IGNORE_WATERMARKS | BEV_TRIG_DEFER_CALLBACKS);
+	/* The worker sets the deadline again on its base. */
+	event_free(pc->deadline);
+	pc->deadline = NULL;
+	j->kind = WORKER_JOB_TLS;
+	j->fd = -1; /* pc owns it */
+	j->peer = pc->peer;
+	j->pc = pc;
+	if (worker_submit(srv->workers, worker_pick(srv->workers), j) < 0)
+		accept_job_drop(srv, j);
 }
 
-/* Moves a classified connection to worker: its socket (a duplicate: the bufferevent here
- * closes the original) and the bytes read so far. A TLS connection stays pending (under the
- * caps) until its first control frame; the others leave the pending stage here. */
+/* Moves a plain connection, classified by its first whole message, to worker: its socket (a
+ * duplicate: the bufferevent here closes the original) and the bytes read so far. It leaves
+ * the pending stage here. */
 static void pending_hand_over(struct pending_conn *pc, enum worker_job_kind kind, int worker)
 {
 	struct server_ctx *srv = pc->srv;
@@ -296,7 +372,7 @@ static void pending_hand_over(struct pending_conn *pc, enum worker_job_kind kind
 		if (fd >= 0)
 			close(fd);
 		free(j);
-		pending_free(pc, 1);
+		pending_free(pc);
 		return;
 	}
 	j->kind = kind;
@@ -304,16 +380,7 @@ static void pending_hand_over(struct pending_conn *pc, enum worker_job_kind kind
 	j->peer = pc->peer;
 	j->len = len;
 	j->pc = NULL;
-	bufferevent_free(pc->bev);
-	pc->bev = NULL;
-	if (kind == WORKER_JOB_TLS) {
-		/* The worker sets the deadline again on its base. */
-		event_free(pc->deadline);
-		pc->deadline = NULL;
-		j->pc = pc;
-	} else {
-		pending_free(pc, 0);
-	}
+	pending_free(pc);
 	if (worker_submit(srv->workers, worker, j) < 0)
 		accept_job_drop(srv, j);
 }
@@ -345,20 +412,16 @@ static void pending_read_callback(struct bufferevent *bev, void *arg)
 		return;
 	first = evbuffer_pullup(in, 4);
 	if (first == NULL) {
-		pending_free(pc, 1);
+		pending_free(pc);
 		return;
 	}
 	if (avail < pending_need(first))
 		return;
 	if (wire_is_data_magic(first, 4)) {
 		if ((w = pending_data_worker(pc)) < 0)
-			pending_free(pc, 1);
+			pending_free(pc);
 		else
 			pending_hand_over(pc, WORKER_JOB_DATA, w);
-		return;
-	}
-	if (tls_is_handshake(first, 4)) {
-		pending_hand_over(pc, WORKER_JOB_TLS, worker_pick(srv->workers));
 		return;
 	}
 	if (wire_is_connprobe_magic(first, 4))
@@ -369,23 +432,67 @@ static void pending_read_callback(struct bufferevent *bev, void *arg)
 
 static void pending_event_callback(struct bufferevent *bev, short what, void *arg)
 {
-	pending_free(arg, 1); /* EOF or error before the first whole message */
+	pending_free(arg); /* EOF or error before the first whole message */
+}
+
+/* A plain connection: a bufferevent reads its first message. */
+static void pending_read_start(struct pending_conn *pc)
+{
+	struct bufferevent *bev = bufferevent_socket_new(pc->srv->base, pc->fd,
+							 BEV_OPT_CLOSE_ON_FREE);
+
+	if (bev == NULL) {
+		pending_free(pc);
+		return;
+	}
+	pc->bev = bev;
+	pc->fd = -1;
+	/* Bound what an unauthenticated peer can make us buffer. The fixed deadline alone bounds
+	 * this stage: a read timeout would restart on every trickled byte. */
+	bufferevent_setwatermark(bev, EV_READ, 0, WIRE_CTRL_MAX + WIRE_CTRL_HDR);
+	bufferevent_setcb(bev, pending_read_callback, NULL, pending_event_callback, pc);
+	if (bufferevent_enable(bev, EV_READ) < 0)
+		pending_free(pc);
+}
+
+/* The first bytes, peeked at so that a TLS handshake finds them still in the socket: 0x16
+ * (0x03) starts TLS, anything else a plain connection. */
+static void pending_peek_callback(evutil_socket_t fd, short what, void *arg)
+{
+	struct pending_conn *pc = arg;
+	uint8_t b[2];
+	ssize_t n = recv(fd, b, sizeof(b), MSG_PEEK);
+
+	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
+		if (event_add(pc->io, NULL) < 0)
+			pending_free(pc);
+		return;
+	}
+	if (n <= 0) {
+		pending_free(pc); /* EOF or a reset before any byte */
+		return;
+	}
+	event_free(pc->io);
+	pc->io = NULL;
+	if (tls_is_handshake(b, (size_t)n))
+		pending_tls_hand_over(pc);
+	else
+		pending_read_start(pc);
 }
 
 static void pending_deadline_callback(evutil_socket_t fd, short what, void *arg)
 {
 	struct pending_conn *pc = arg;
+	struct evbuffer *in = pc->bev ? bufferevent_get_input(pc->bev) : NULL;
+	const uint8_t *first = in && evbuffer_get_length(in) >= 4 ? evbuffer_pullup(in, 4) : NULL;
 
-	struct evbuffer *in = bufferevent_get_input(pc->bev);
-	const uint8_t *first = evbuffer_get_length(in) >= 4 ? evbuffer_pullup(in, 4) : NULL;
-
-	if (bufferevent_openssl_get_ssl(pc->bev) != NULL)
+	if (pc->ssl != NULL)
 		server_tls_failed(pc, "no control frame within the handshake timeout");
 	else if (first != NULL && wire_is_connprobe_magic(first, 4))
 		connprobe_incomplete(pc->srv, (struct sockaddr *)&pc->peer);
 	else
 		atomic_fetch_add(&pc->srv->counters.ctrl_timeout, 1);
-	pending_free(pc, 1);
+	pending_free(pc);
 }
 
 /* Takes a new connection into the pending stage; closes it when that fails. */
@@ -393,18 +500,13 @@ static void pending_start(struct server_ctx *srv, int fd, const struct sockaddr_
 {
 	struct timeval tmo = { srv->cfg->handshake_timeout_s, 0 };
 	struct pending_conn *pc = calloc(1, sizeof(*pc));
-	struct bufferevent *bev = bufferevent_socket_new(srv->base, fd, BEV_OPT_CLOSE_ON_FREE);
 
-	if (pc == NULL || bev == NULL) {
-		free(pc);
-		if (bev)
-			bufferevent_free(bev);
-		else
-			close(fd);
+	if (pc == NULL) {
+		close(fd);
 		return;
 	}
 	pc->srv = srv;
-	pc->bev = bev;
+	pc->fd = fd;
 	pc->peer = *peer;
 	pc->deadline_ns = clock_mono_ns() + (int64_t)tmo.tv_sec * NS_PER_SEC;
 	pthread_mutex_lock(&srv->lock);
@@ -415,14 +517,10 @@ static void pending_start(struct server_ctx *srv, int fd, const struct sockaddr_
 	srv->pending = pc;
 	pthread_mutex_unlock(&srv->lock);
 	pc->deadline = evtimer_new(srv->base, pending_deadline_callback, pc);
-	/* Bound what an unauthenticated peer can make us buffer. */
-	bufferevent_setwatermark(bev, EV_READ, 0, WIRE_CTRL_MAX + WIRE_CTRL_HDR);
-	/* The fixed deadline alone bounds this stage: a read timeout would restart on every
-	 * trickled byte. */
-	bufferevent_setcb(bev, pending_read_callback, NULL, pending_event_callback, pc);
-	if (pc->deadline == NULL || evtimer_add(pc->deadline, &tmo) < 0 ||
-	    bufferevent_enable(bev, EV_READ) < 0)
-		pending_free(pc, 1);
+	pc->io = event_new(srv->base, fd, EV_READ, pending_peek_callback, pc);
+	if (pc->deadline == NULL || pc->io == NULL || evtimer_add(pc->deadline, &tmo) < 0 ||
+	    event_add(pc->io, NULL) < 0)
+		pending_free(pc);
 }
 
 void accept_callback(evutil_socket_t lfd, short what, void *arg)
@@ -453,33 +551,16 @@ void accept_callback(evutil_socket_t lfd, short what, void *arg)
 	}
 }
 
-
-/* On the worker: a TLS connection resumes its pending stage (same deadline) with the
- * handshake on this base. */
-static void accept_resume_tls(struct pending_conn *pc, int worker, struct bufferevent *bev)
-{
-	int64_t left = pc->deadline_ns - clock_mono_ns();
-	struct timeval tmo = { 0, 0 };
-
-	pc->bev = bev;
-	pc->worker = worker;
-	if (left > 0) {
-		tmo.tv_sec = left / NS_PER_SEC;
-		tmo.tv_usec = (left % NS_PER_SEC) / 1000;
-	}
-	pc->deadline = evtimer_new(bufferevent_get_base(bev), pending_deadline_callback, pc);
-	if (pc->deadline == NULL || evtimer_add(pc->deadline, &tmo) < 0) {
-		pending_free(pc, 1);
-		return;
-	}
-	server_start_tls(pc, bev);
-}
-
 void accept_job_run(struct server_ctx *srv, int worker, struct event_base *base,
 		    struct worker_job *j)
 {
 	struct bufferevent *bev;
 
+	if (j->kind == WORKER_JOB_TLS) {
+		pending_tls_start(j->pc, worker, base);
+		free(j);
+		return;
+	}
 	if (j->kind == WORKER_JOB_DATA) {
 		server_attach_data(srv, worker, j); /* raw socket: no bufferevent */
 		free(j);
@@ -490,31 +571,22 @@ void accept_job_run(struct server_ctx *srv, int worker, struct event_base *base,
 		accept_job_drop(srv, j);
 		return;
 	}
-	/* The input is empty and frozen only at its end: the bytes go in front. */
-	if (evbuffer_prepend(bufferevent_get_input(bev), j->data, j->len) < 0) {
-		if (j->pc != NULL)
-			pending_free(j->pc, 0);
-		bufferevent_free(bev);
-		free(j);
-		return;
-	}
 	bufferevent_setwatermark(bev, EV_READ, 0, WIRE_CTRL_MAX + WIRE_CTRL_HDR);
-	if (j->kind == WORKER_JOB_TLS) {
-		accept_resume_tls(j->pc, worker, bev);
-	} else if (bufferevent_enable(bev, EV_READ) < 0) {
+	/* The input is empty and frozen only at its end: the bytes go in front. */
+	if (evbuffer_prepend(bufferevent_get_input(bev), j->data, j->len) < 0 ||
+	    bufferevent_enable(bev, EV_READ) < 0)
 		bufferevent_free(bev);
-	} else if (j->kind == WORKER_JOB_CONNPROBE) {
+	else if (j->kind == WORKER_JOB_CONNPROBE)
 		connprobe_start(srv, bev, (struct sockaddr *)&j->peer);
-	} else {
+	else
 		control_start(srv, worker, bev, (struct sockaddr *)&j->peer);
-	}
 	free(j);
 }
 
 void accept_job_drop(struct server_ctx *srv, struct worker_job *j)
 {
 	if (j->pc != NULL)
-		pending_free(j->pc, 0);
+		pending_free(j->pc);
 	if (j->fd >= 0)
 		close(j->fd);
 	free(j);

@@ -13,8 +13,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <event2/buffer.h>
-#include <event2/bufferevent_ssl.h>
 #include <openssl/ssl.h>
 
 #include "common/clock.h"
@@ -482,6 +480,18 @@ static int bulk_tls_init(struct bulk_flow *f)
 	return 0;
 }
 
+/* A TLS flow joined its session: counted, with whether the kernel took over its records
+ * (server.c asked OpenSSL for kernel TLS; /metrics shows how often it got it). */
+static void bulk_count_tls(struct server_ctx *srv, SSL *ssl)
+{
+	struct tls_conn_info ti;
+
+	tls_conn_info(ssl, &ti);
+	atomic_fetch_add(&srv->counters.tls_flows, 1);
+	atomic_fetch_add(&srv->counters.tls_flows_ktls_send, ti.ktls_send != 0);
+	atomic_fetch_add(&srv->counters.tls_flows_ktls_recv, ti.ktls_recv != 0);
+}
+
 int bulk_attach_ssl(struct session *sess, int fd, SSL *ssl, const struct wire_data_hello *h,
 		    const uint8_t *pre, size_t prelen)
 {
@@ -529,6 +539,8 @@ int bulk_attach_ssl(struct session *sess, int fd, SSL *ssl, const struct wire_da
 		free(f);
 		return -1;
 	}
+	if (ssl)
+		bulk_count_tls(sess->srv, ssl);
 	if (up)
 		sess->up_rx_bytes += prelen;
 	f->next = sess->flows;
@@ -592,74 +604,7 @@ void bulk_limits_tick(struct session *sess, int64_t now_ns)
 	}
 }
 
-/* Bytes the filter's socket side wrote into its output but did not send yet (a TLS 1.2 server's
- * last handshake flight, normally gone long before the client's first record): sent now, or
- * the hand-over fails. 0 or -1. */
-static int bulk_tls_flush_raw(struct bufferevent *raw, int fd)
-{
-	struct evbuffer *out = bufferevent_get_output(raw);
-	size_t len = evbuffer_get_length(out);
-	const uint8_t *p = len ? evbuffer_pullup(out, -1) : NULL;
-
-	if (len == 0)
-		return 0;
-	return p && send(fd, p, len, MSG_NOSIGNAL | MSG_DONTWAIT) == (ssize_t)len ? 0 : -1;
-}
-
-int bulk_tls_detach(struct bufferevent *tb, int *fd, SSL **sslp, struct wire_data_hello *h,
-		    uint8_t **pre, size_t *prelen)
-{
-	struct bufferevent *raw = bufferevent_get_underlying(tb);
-	struct evbuffer *in = bufferevent_get_input(tb), *enc;
-	SSL *ssl = bufferevent_openssl_get_ssl(tb);
-	const uint8_t *hb;
-	size_t extra = 0;
-	int rc = -1;
-
-	*fd = -1;
-	*sslp = NULL;
-	*pre = NULL;
-	*prelen = 0;
-	/* First of all: the filter must never read through the SSL again once the SSL reads the
-	 * socket itself (the read callback we are called from is its last step). */
-	(void)bufferevent_disable(tb, EV_READ | EV_WRITE);
-	hb = evbuffer_pullup(in, WIRE_DATA_HELLO_LEN);
-	if (raw == NULL || ssl == NULL || hb == NULL ||
-	    wire_data_hello_decode(hb, WIRE_DATA_HELLO_LEN, h) < 0 ||
-	    evbuffer_drain(in, WIRE_DATA_HELLO_LEN) < 0)
-		goto out;
-	/* Decrypted stream bytes behind the hello come first, then what the SSL holds, then the
-	 * encrypted bytes the socket side read ahead, then the socket. */
-	extra = evbuffer_get_length(in);
-	*pre = malloc(extra ? extra : 1);
-	if (*pre == NULL || evbuffer_remove(in, *pre, extra) != (int)extra)
-		goto out;
-	*fd = dup(bufferevent_getfd(raw));
-	enc = bufferevent_get_input(raw);
-	if (*fd < 0 || bulk_tls_flush_raw(raw, *fd) < 0 || SSL_up_ref(ssl) != 1)
-		goto out;
-	if (tls_adopt_fd(ssl, *fd, evbuffer_pullup(enc, -1), evbuffer_get_length(enc)) < 0) {
-		SSL_free(ssl);
-		goto out;
-	}
-	*sslp = ssl;
-	*prelen = extra;
-	rc = 0;
-out:
-	if (rc < 0) {
-		free(*pre);
-		*pre = NULL;
-		if (*fd >= 0)
-			close(*fd);
-		*fd = -1;
-	}
-	/* Frees the socket side (closing its descriptor: ours is a dup) and drops the filter's
-	 * reference to ssl. */
-	bufferevent_free(tb);
-	return rc;
-}
-
-/* A TLS data connection out of its filter, on its way to its session's worker. */
+/* A TLS data connection past its handshake, on its way to its session's worker. */
 struct bulk_tls_job {
 	struct server_ctx *srv;
 	int worker;                    /* the session's, when the hello was checked */
@@ -693,38 +638,31 @@ static void bulk_tls_job_callback(evutil_socket_t fd, short what, void *arg)
 	bulk_tls_job_run(arg);
 }
 
-void bulk_attach_tls(struct server_ctx *srv, int worker, struct bufferevent *tb,
-		     const struct sockaddr *peer)
+void bulk_attach_tls(struct server_ctx *srv, int worker, int fd, SSL *ssl,
+		     const struct sockaddr *peer, const uint8_t *in, size_t len)
 {
 	struct wire_data_hello h;
 	struct bulk_tls_job *j = NULL;
-	uint8_t *pre;
-	size_t prelen;
-	SSL *ssl;
-	int fd, w;
+	size_t prelen = len - WIRE_DATA_HELLO_LEN;
+	int w = -1;
 
-	if (bulk_tls_detach(tb, &fd, &ssl, &h, &pre, &prelen) < 0) {
-		atomic_fetch_add(&srv->counters.data_bad, 1);
-		log_debug("TLS data connection refused: bad hello");
-		return;
-	}
-	w = control_session_worker(srv, h.token, peer);
-	if (w >= 0)
+	if (len >= WIRE_DATA_HELLO_LEN &&
+	    wire_data_hello_decode(in, WIRE_DATA_HELLO_LEN, &h) == 0 &&
+	    (w = control_session_worker(srv, h.token, peer)) >= 0)
 		j = malloc(sizeof(*j) + prelen);
 	if (j == NULL) {
 		atomic_fetch_add(&srv->counters.data_bad, 1);
-		log_debug("TLS data connection refused: %s", w < 0 ? "unknown session" : "no memory");
+		log_debug("TLS data connection refused: %s",
+			  w < 0 ? "bad hello or unknown session" : "no memory");
 		SSL_free(ssl);
 		close(fd);
-		free(pre);
 		return;
 	}
 	*j = (struct bulk_tls_job){ .srv = srv, .worker = w, .fd = fd, .ssl = ssl, .h = h,
 				    .prelen = prelen };
 	memcpy(&j->peer, peer, peer->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
 							    : sizeof(struct sockaddr_in));
-	memcpy(j->pre, pre, prelen);
-	free(pre);
+	memcpy(j->pre, in + WIRE_DATA_HELLO_LEN, prelen);
 	/* The handshake ran on whichever worker had room; the flow belongs to its session's.
 	 * The SSL is used by one thread at a time: this one hands it over and never again. */
 	if (w == worker || srv->workers == NULL) {

@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <event2/bufferevent.h>
+#include <event2/event.h>
 
 #include "common/record.h"
 #include "server/ctx.h"
@@ -50,18 +50,14 @@ int bulk_attach(struct session *sess, int fd, const struct wire_data_hello *h,
  * (session.tls_load) refuses plain flows: bulk_attach returns -1 for them. */
 int bulk_attach_ssl(struct session *sess, int fd, struct ssl_st *ssl,
 		    const struct wire_data_hello *h, const uint8_t *pre, size_t prelen);
-/* A TLS connection whose first decrypted bytes are a data hello, out of its libevent OpenSSL
- * filter (tb, accepting, handshake done; freed here in any case): *fd (a new descriptor),
- * *ssl moved onto it, the decoded hello, and in *pre (malloc'd, caller frees) the *prelen
- * stream bytes already decrypted behind the hello. 0, or -1 (bad hello, out of memory). */
-int bulk_tls_detach(struct bufferevent *tb, int *fd, struct ssl_st **ssl,
-		    struct wire_data_hello *h, uint8_t **pre, size_t *prelen);
-/* The hand-over of server/accept.c for such a connection, on the worker that ran its
- * handshake: bulk_tls_detach, the session by token and client IP as for plain data
- * connections (data_bad counted on refusal), then bulk_attach_ssl on the session's worker
- * (queued to its base when that is another one). Frees tb. */
-void bulk_attach_tls(struct server_ctx *srv, int worker, struct bufferevent *tb,
-		     const struct sockaddr *peer);
+/* The hand-over of server/accept.c for a TLS connection whose first decrypted bytes in/len
+ * (at least the hello) are a data hello, on the worker that ran its handshake (on fd, so that
+ * OpenSSL could hand it to kernel TLS): the session by token and client IP as for plain data
+ * connections (data_bad counted on refusal), then bulk_attach_ssl with the bytes behind the
+ * hello, on the session's worker (queued to its base when that is another one). Takes fd and
+ * ssl. */
+void bulk_attach_tls(struct server_ctx *srv, int worker, int fd, struct ssl_st *ssl,
+		     const struct sockaddr *peer, const uint8_t *in, size_t len);
 /* Closes and frees one flow, unlinking it from its session. */
 void bulk_close(struct bulk_flow *f);
 /* TCP_INFO totals of the session's download flows, open and closed. */

@@ -83,14 +83,13 @@ static void linger_event_callback(struct bufferevent *bev, short what, void *arg
 	linger_free(arg);
 }
 
-/* The reply is flushed: half-close, then discard what the peer still sends until it closes
- * or the deadline. Closing with unread input would send a reset that can destroy our reply in
- * the peer's receive queue before it reads it. */
+/* The reply is flushed (in the kernel, over TLS too: the SSL writes to the socket itself):
+ * half-close, then discard what the peer still sends until it closes or the deadline. Closing
+ * with unread input would send a reset that can destroy our reply in the peer's receive queue
+ * before it reads it. */
 static void linger_write_callback(struct bufferevent *bev, void *arg)
 {
-	/* Over TLS our reply may still wait in the socket's buffer below the filter: no
-	 * half-close, which would cut it off; the peer closes once it has read, or time runs out. */
-	if (bufferevent_get_underlying(bev) == NULL && shutdown(bufferevent_getfd(bev), SHUT_WR) < 0) {
+	if (shutdown(bufferevent_getfd(bev), SHUT_WR) < 0) {
 		linger_free(arg);
 		return;
 	}
@@ -874,23 +873,10 @@ static void session_read_callback(struct bufferevent *bev, void *arg)
 	}
 }
 
+/* The final stats are in the kernel (over TLS too: the SSL writes to the socket itself). */
 static void session_write_done_callback(struct bufferevent *bev, void *arg)
 {
-	struct session *s = arg;
-	struct ctrl_linger *l;
-
-	/* Over TLS the final stats may still wait below the filter, and freeing it now would
-	 * drop them: the connection lingers on its own until the client closes (or LINGER_S). */
-	if (bufferevent_get_underlying(bev) != NULL) {
-		s->ctrl = NULL;
-		l = linger_new(bev);
-		if (l != NULL) {
-			bufferevent_setcb(bev, linger_read_callback, NULL, linger_event_callback, l);
-			if (bufferevent_enable(bev, EV_READ) < 0)
-				linger_free(l);
-		}
-	}
-	session_free(s);
+	session_free(arg);
 }
 
 /* EOF, error or timeout on the control connection: the client is gone, so is the session. */

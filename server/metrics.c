@@ -158,6 +158,24 @@ static int metrics_bad(const struct server_ctx *srv, struct evbuffer *out)
 			      bad, sizeof(bad) / sizeof(bad[0]));
 }
 
+/* TLS load flows, and how many of them the kernel encrypts and decrypts (kernel TLS). */
+static int metrics_tls(const struct server_ctx *srv, struct evbuffer *out)
+{
+	const struct metrics_label ktls[] = {
+		{ "send", LOAD(tls_flows_ktls_send) },
+		{ "receive", LOAD(tls_flows_ktls_recv) },
+	};
+
+	if (metrics_single(out, "bloatmeterd_tls_load_flows_total", "counter",
+			   "Data connections of TLS loads attached to their session.",
+			   LOAD(tls_flows)) < 0 ||
+	    metrics_family(out, "bloatmeterd_tls_load_flows_ktls_total",
+			   "TLS load flows whose records the kernel encrypts (send) or decrypts "
+			   "(receive).", "direction", ktls, 2) < 0)
+		return -1;
+	return 0;
+}
+
 static int metrics_hist_line(struct evbuffer *out, enum testring_series s, const char *le,
 			     uint64_t n)
 {
@@ -204,7 +222,7 @@ int metrics_render(const struct server_ctx *srv, int64_t now_ns, struct evbuffer
 
 	(void)util_format_decimal((double)(now_ns - srv->start_ns) / NS_PER_SEC, 3, up, sizeof(up));
 	if (metrics_sessions(srv, out) < 0 || metrics_traffic(srv, out) < 0 ||
-	    metrics_bad(srv, out) < 0 ||
+	    metrics_bad(srv, out) < 0 || metrics_tls(srv, out) < 0 ||
 	    metrics_header(out, "bloatmeterd_uptime_seconds", "gauge",
 			   "Seconds since the daemon started.") < 0 ||
 	    evbuffer_add_printf(out, "bloatmeterd_uptime_seconds %s\n", up) < 0 ||

@@ -364,6 +364,10 @@ static int server_security_load(const struct server_config *cfg, struct auth_key
 		*psk = NULL;
 		return -1;
 	}
+	/* Handshakes run on the raw socket (server/accept.c): where the kernel has TLS, the
+	 * bulk flows' records are then sealed and opened there. */
+	if (*tls != NULL)
+		tls_ctx_try_ktls(*tls);
 	return 0;
 }
 
@@ -387,6 +391,11 @@ static void server_log_security(const struct server_ctx *srv, int stopped)
 		log_info("security counters: authentication failed %llu, TLS handshakes failed %llu",
 			 (unsigned long long)atomic_load(&srv->counters.auth_failed),
 			 (unsigned long long)atomic_load(&srv->counters.tls_failed));
+	if (stopped && srv->tls != NULL)
+		log_info("TLS load flows %llu (kernel TLS: send %llu, receive %llu)",
+			 (unsigned long long)atomic_load(&srv->counters.tls_flows),
+			 (unsigned long long)atomic_load(&srv->counters.tls_flows_ktls_send),
+			 (unsigned long long)atomic_load(&srv->counters.tls_flows_ktls_recv));
 	if (stopped)
 		return;
 	if (srv->psk != NULL)

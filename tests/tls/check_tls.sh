@@ -308,7 +308,21 @@ check "the daemon is alive" kill -0 "$pid_a"
 kill -TERM "$pid_a"
 wait "$pid_a"
 check "SIGTERM: exit 0" test $? = 0
-pids=("$pid_b" "$pid_c" "$pid_t")
+kill -TERM "$pid_t"
+wait "$pid_t"
+pids=("$pid_b" "$pid_c")
+# T served the two --tls-load runs (their flows in the first one's report, one more download
+# flow or more in the second) and the scripted session's one TLS data connection.
+tls_flows=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["config"]["tls_load"]["flows"])' tlsload.json 2> /dev/null)
+tls_line=$(grep -o "TLS load flows [0-9]* (kernel TLS: send [0-9]*, receive [0-9]*)" t.log)
+read -r _ _ _ t_flows _ _ _ t_send _ t_recv <<< "${tls_line//[(),]/ }"
+check "T counted its TLS load flows (>= $((${tls_flows:-0} + 2))): ${t_flows:-none}" \
+	test "${t_flows:-0}" -ge "$((${tls_flows:-99} + 2))"
+if [ "$ktls_kernel" = 0 ]; then
+	check "... none in kernel TLS (the kernel has no tls module)" test "$t_send:$t_recv" = "0:0"
+else
+	check "... the kernel encrypts and decrypts every one" test "$t_send:$t_recv" = "$t_flows:$t_flows"
+fi
 check "counted: 2 failed authentications" grep -q "authentication failed 2," a.log
 check "counted: at least 4 failed TLS handshakes" \
 	grep -Eq "TLS handshakes failed ([4-9]|[1-9][0-9])" a.log

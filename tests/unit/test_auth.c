@@ -383,7 +383,10 @@ static void test_tls_detect(void **state)
 	size_t len;
 
 	assert_true(tls_is_handshake(hello, sizeof(hello)));
-	assert_false(tls_is_handshake(hello, 1));
+	/* One peeked byte decides: 0x16 starts no plain first message. */
+	assert_true(tls_is_handshake(hello, 1));
+	assert_false(tls_is_handshake(frame, 1));
+	assert_false(tls_is_handshake(hello, 0));
 	assert_false(tls_is_handshake(frame, sizeof(frame)));
 	assert_false(tls_is_handshake(other, sizeof(other)));
 	assert_int_equal(wire_frame_peek(hello, sizeof(hello), &len), WIRE_FRAME_BAD);

@@ -43,6 +43,9 @@ static int setup(void **state)
 	atomic_store(&f->srv.counters.dns_ratelimited, 9);
 	atomic_store(&f->srv.counters.auth_failed, 11);
 	atomic_store(&f->srv.counters.conn_pending_refused, 12);
+	atomic_store(&f->srv.counters.tls_flows, 6);
+	atomic_store(&f->srv.counters.tls_flows_ktls_send, 4);
+	atomic_store(&f->srv.counters.tls_flows_ktls_recv, 2);
 	/* One running session: its bytes so far count too. */
 	f->live.down_tx_bytes = 24;
 	f->live.up_rx_bytes = 6;
@@ -116,6 +119,9 @@ static void test_samples(void **state)
 	has_line(f->text, "bloatmeterd_bad_packets_total{reason=\"auth_failed\"} 11");
 	has_line(f->text, "bloatmeterd_bad_packets_total{reason=\"conn_pending_refused\"} 12");
 	has_line(f->text, "bloatmeterd_bad_packets_total{reason=\"tls_failed\"} 0");
+	has_line(f->text, "bloatmeterd_tls_load_flows_total 6");
+	has_line(f->text, "bloatmeterd_tls_load_flows_ktls_total{direction=\"send\"} 4");
+	has_line(f->text, "bloatmeterd_tls_load_flows_ktls_total{direction=\"receive\"} 2");
 	has_line(f->text, "bloatmeterd_uptime_seconds 90.5");
 	has_line(f->text, "bloatmeterd_build_info{version=\"" BM_VERSION "\"} 1");
 }
