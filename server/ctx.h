@@ -49,6 +49,8 @@ struct server_counters {
 	atomic_uint_least64_t bytes_up_done;
 	atomic_uint_least64_t auth_failed;     /* psk-file set: unknown key id or wrong MAC */
 	atomic_uint_least64_t tls_failed;      /* TLS handshakes that failed or timed out */
+	atomic_uint_least64_t http_open;       /* HTTP connections open now (server/httpcap.h) */
+	atomic_uint_least64_t http_full;       /* times the HTTP listener paused at its cap */
 	atomic_uint_least64_t tls_flows;       /* TLS load flows attached to their session */
 	atomic_uint_least64_t tls_flows_ktls_send; /* ... of them, the kernel encrypts */
 	atomic_uint_least64_t tls_flows_ktls_recv; /* ... of them, the kernel decrypts */

@@ -1,9 +1,8 @@
 /* http: the evhttp listener and its routes. It shares the main event loop with the test
  * service, so every handler is short and bounded: a request is at most HTTP_MAX_HEADERS of
  * headers and HTTP_MAX_BODY of body, must arrive within HTTP_TIMEOUT_S, and each answer is
- * rendered in one go from memory (the largest is the API's 256 tests, about 150 KiB).
- * libevent 2.1 has no cap on concurrent HTTP connections (evhttp_set_max_connections came in
- * 2.2); the timeout and the size limits bound what each one costs. */
+ * rendered in one go from memory (the largest is the API's 256 tests, about 150 KiB), and
+ * at most http-max-connections connections are held at once (server/httpcap.h). */
 #include "server/http.h"
 
 #include <stdlib.h>
@@ -20,12 +19,14 @@
 #include "common/sock.h"
 #include "common/util.h"
 #include "server/ctx.h"
+#include "server/httpcap.h"
 #include "server/metrics.h"
 #include "server/testring.h"
 
 struct http_server {
 	struct server_ctx *srv;
 	struct evhttp *http;
+	struct httpcap *cap;
 };
 
 /* Headers on every answer of ours: nothing here may be framed, sniffed or load anything
@@ -212,6 +213,7 @@ struct http_server *http_start(struct server_ctx *srv)
 	const struct server_config *cfg = srv->cfg;
 	const char *bind = cfg->http_bind[0] ? cfg->http_bind : HTTP_DEFAULT_BIND;
 	struct http_server *h = calloc(1, sizeof(*h));
+	struct evhttp_bound_socket *bound = NULL;
 	char err[256];
 	int fd;
 
@@ -228,11 +230,13 @@ struct http_server *http_start(struct server_ctx *srv)
 	}
 	h->http = evhttp_new(srv->base);
 	/* The bound socket owns fd from here on: evhttp_free closes it. */
-	if (h->http == NULL || evhttp_accept_socket_with_handle(h->http, fd) == NULL) {
+	if (h->http == NULL || (bound = evhttp_accept_socket_with_handle(h->http, fd)) == NULL ||
+	    (h->cap = httpcap_start(srv, h->http, bound)) == NULL) {
 		log_error("cannot start the HTTP listener on %s port %u", bind, cfg->http_port);
 		if (h->http)
 			evhttp_free(h->http);
-		close(fd);
+		if (bound == NULL)
+			close(fd);
 		free(h);
 		return NULL;
 	}
@@ -254,6 +258,8 @@ void http_stop(struct http_server *h)
 {
 	if (h == NULL)
 		return;
+	httpcap_detach(h->cap);
 	evhttp_free(h->http);
+	httpcap_free(h->cap);
 	free(h);
 }

@@ -14,6 +14,7 @@ struct http_server;
 #define HTTP_MAX_BODY 1024          /* GET/HEAD carry none; anything bigger is refused */
 #define HTTP_TIMEOUT_S 10           /* a request must arrive (and its answer leave) within */
 #define HTTP_API_DEFAULT_LIMIT 50   /* tests in /api/v1/tests without ?limit */
+#define HTTP_DEFAULT_MAX_CONNS 64   /* http-max-connections (server/httpcap.h) */
 
 /* A file of web/ compiled into the binary (cmake/embed.cmake generates the table from the
  * files in web/ at build time), so the daemon needs no file layout at run time. */

@@ -49,6 +49,8 @@ static void usage(FILE *f)
 		"      --http-port N      HTTP port for /metrics, /healthz, /api/v1/tests and the\n"
 		"                         web dashboard (default 0 = off)\n"
 		"      --http-bind ADDR   its address (default 127.0.0.1; :: to publish it)\n"
+		"      --http-max-connections N  HTTP connections at once; more wait in the\n"
+		"                         accept queue (default 64)\n"
 		"      --workers N        threads that run the sessions (default 0 = one per\n"
 		"                         online CPU, at most 8; 1 = the main thread)\n"
 		"      --reflector-priority N  real-time (SCHED_FIFO) priority 1-99 of the UDP\n"

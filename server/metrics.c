@@ -223,6 +223,11 @@ int metrics_render(const struct server_ctx *srv, int64_t now_ns, struct evbuffer
 	(void)util_format_decimal((double)(now_ns - srv->start_ns) / NS_PER_SEC, 3, up, sizeof(up));
 	if (metrics_sessions(srv, out) < 0 || metrics_traffic(srv, out) < 0 ||
 	    metrics_bad(srv, out) < 0 || metrics_tls(srv, out) < 0 ||
+	    metrics_single(out, "bloatmeterd_http_connections", "gauge",
+			   "HTTP connections open now.", LOAD(http_open)) < 0 ||
+	    metrics_single(out, "bloatmeterd_http_listener_paused_total", "counter",
+			   "Times the HTTP listener paused at http-max-connections.",
+			   LOAD(http_full)) < 0 ||
 	    metrics_header(out, "bloatmeterd_uptime_seconds", "gauge",
 			   "Seconds since the daemon started.") < 0 ||
 	    evbuffer_add_printf(out, "bloatmeterd_uptime_seconds %s\n", up) < 0 ||

@@ -51,6 +51,7 @@ struct server_config {
 	 * port (0 = off) and address (default 127.0.0.1: the operator's, not the public's). */
 	uint16_t http_port;
 	char http_bind[256];
+	int http_max_conns;     /* HTTP connections at once; more wait in the accept queue */
 	/* Worker threads that run the sessions (server/worker.h); 0 = one per online CPU, at
 	 * most 8; 1 = the main thread runs them too. */
 	int workers;

@@ -217,6 +217,11 @@ static void store_http_bind(struct server_config *cfg, long v, const char *value
 	snprintf(cfg->http_bind, sizeof(cfg->http_bind), "%s", value);
 }
 
+static void store_http_max_conns(struct server_config *cfg, long v, const char *value)
+{
+	cfg->http_max_conns = (int)v;
+}
+
 static void store_workers(struct server_config *cfg, long v, const char *value)
 {
 	cfg->workers = (int)v;
@@ -279,6 +284,8 @@ static const struct srvconfig_option srvconfig_options[SRVOPT_COUNT] = {
 			       store_http_port },
 	[SRVOPT_HTTP_BIND] = { "http-bind", 0, 0, 0, "an IPv4 or IPv6 address or a host name",
 			       check_bind, store_http_bind },
+	[SRVOPT_HTTP_MAX_CONNS] = { "http-max-connections", 0, 1, 100000, "1-100000", NULL,
+				    store_http_max_conns },
 	[SRVOPT_WORKERS] = { "workers", 0, 0, WORKER_MAX,
 			     "0-64: worker threads; 0 = one per online CPU, at most 8", NULL,
 			     store_workers },
@@ -341,6 +348,7 @@ void srvconfig_defaults(struct server_config *cfg)
 	cfg->handshake_timeout_s = LIMITS_DEFAULT_HANDSHAKE_S;
 	cfg->idle_timeout_s = LIMITS_DEFAULT_IDLE_S;
 	snprintf(cfg->http_bind, sizeof(cfg->http_bind), "%s", HTTP_DEFAULT_BIND);
+	cfg->http_max_conns = HTTP_DEFAULT_MAX_CONNS;
 }
 
 /* Values that follow others: the DNS port is the one after the control port unless given, so

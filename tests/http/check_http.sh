@@ -4,8 +4,10 @@
 # /api/v1/tests (one entry with bytes both ways and the client's reported summary), 404, 405,
 # a bad limit, an oversize header (4xx, and the daemon still serves), the dashboard's headers,
 # headless Chromium rendering the dashboard (the test's row and an SVG chart with drawn
-# paths; screenshot kept at BINDIR/dashboard.png), and /healthz 503 while a SIGTERM drains a
-# running session. Usage: check_http.sh BINDIR
+# paths; screenshot kept at BINDIR/dashboard.png), the connection count back at 1 after all
+# that (every way a connection ended took it down again), http-max-connections (idle
+# connections fill it; one more waits unanswered until a slot frees), and /healthz 503 while a
+# SIGTERM drains a running session. Usage: check_http.sh BINDIR
 set -uo pipefail
 bindir=$(cd "$1" && pwd)
 d=$bindir/bloatmeterd
@@ -26,11 +28,13 @@ code() { # CURL ARGS...: prints the HTTP status code
 	curl -s -o /dev/null -w '%{http_code}' --max-time 10 "$@"
 }
 
+hcap=8 # room for Chromium's parallel connections
 # A random pair of free ports may be taken: try a few.
 for try in 1 2 3 4 5; do
 	port=$((20000 + RANDOM % 40000))
 	hport=$((20000 + RANDOM % 40000))
 	"$d" -b 127.0.0.1 -p "$port" --dns-port 0 --http-port "$hport" --allow-root yes -v \
+		--http-max-connections "$hcap" \
 		> "$work/daemon.log" 2>&1 &
 	dpid=$!
 	if wait_log "listening on 127.0.0.1 port $port"; then break; fi
@@ -182,6 +186,72 @@ size=$(stat -c %s "$work/dashboard.png" 2> /dev/null || echo 0)
 # A blank 1200×900 PNG is a few kB; text, a table and a chart are more.
 check "dashboard screenshot ($size bytes)" test "$size" -gt 15000
 cp "$work/dashboard.png" "$bindir/dashboard.png" 2> /dev/null
+
+# Every connection so far has ended (curl's, Chromium's, refused and oversize ones): the count
+# must be back at 1, this scrape's own.
+open_now=
+for _ in $(seq 30); do
+	open_now=$(curl -s --max-time 5 "$h/metrics" | sed -n 's/^bloatmeterd_http_connections //p')
+	[ "$open_now" = 1 ] && break
+	sleep 0.1
+done
+check "/metrics: HTTP connections open after all that: 1 ($open_now)" test "$open_now" = 1
+
+# http-max-connections: idle connections fill the cap; one more is accepted by the kernel but
+# not served until a slot frees, then it is.
+check "http-max-connections $hcap: over the cap a request waits, then is served" \
+	python3 - "$hport" "$hcap" << 'EOF'
+import re, socket, sys, time
+port, cap = int(sys.argv[1]), int(sys.argv[2])
+def conn(timeout=5):
+    return socket.create_connection(("127.0.0.1", port), timeout=timeout)
+def answer(s):
+    buf = b""
+    while b"\r\n\r\n" not in buf:
+        c = s.recv(65536)
+        if not c:
+            raise EOFError("closed")
+        buf += c
+    head, body = buf.split(b"\r\n\r\n", 1)
+    n = int(re.search(rb"(?im)^content-length: *(\d+)", head).group(1))
+    while len(body) < n:
+        body += s.recv(65536)
+    return head.split(b"\r\n")[0].decode(), body.decode()
+def get(s, path):
+    s.sendall(b"GET %s HTTP/1.1\r\nHost: t\r\n\r\n" % path.encode())
+    return answer(s)
+def metric(text, name):
+    return int(re.search(r"(?m)^%s (\d+)$" % re.escape(name), text).group(1))
+a = conn()
+m = get(a, "/metrics")[1]
+paused0 = metric(m, "bloatmeterd_http_listener_paused_total")
+assert metric(m, "bloatmeterd_http_connections") == 1, m
+idle = [conn() for _ in range(cap - 1)]  # with a: the cap
+time.sleep(0.3)
+d = conn(timeout=1.5)  # the kernel completes the handshake; the daemon does not accept
+d.sendall(b"GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n")
+try:
+    print("answered over the cap:", d.recv(100))
+    sys.exit(1)
+except socket.timeout:
+    pass
+idle.pop().close()
+t0 = time.monotonic()
+d.settimeout(3)
+status, body = answer(d)
+waited = time.monotonic() - t0
+assert status.startswith("HTTP/1.1 200") and body.strip() == "ok", (status, body)
+m = get(a, "/metrics")[1]
+now = metric(m, "bloatmeterd_http_connections")
+paused = metric(m, "bloatmeterd_http_listener_paused_total")
+print("     served %.0f ms after a slot freed; open %d, listener paused %d times" %
+      (waited * 1000, now, paused - paused0))
+assert now == cap and paused >= paused0 + 1, (now, paused, paused0)
+for s in idle + [a, d]:
+    s.close()
+time.sleep(0.5)
+assert metric(get(conn(), "/metrics")[1], "bloatmeterd_http_connections") == 1
+EOF
 
 # SIGTERM with a session open: /healthz says 503 during the drain, the daemon exits 0.
 python3 - "$port" "$work/session.ready" << 'EOF' &
