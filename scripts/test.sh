@@ -6,11 +6,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh --test-tools
 
-echo "== ASan/UBSan build: unit tests and the hostile-input test against the sanitized daemon =="
+echo "== ASan/UBSan build: unit tests, and the hostile-input and TLS tests against the sanitized daemon =="
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DBM_WERROR=ON -DBM_SANITIZE=ON -DBM_LAB_TESTS=OFF > /dev/null
 cmake --build build-asan -j"$(nproc)"
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-	ctest --test-dir build-asan -R '^(unit_|hostile_)' --output-on-failure
+	ctest --test-dir build-asan -R '^(unit_|hostile_|tls_daemon)' --output-on-failure
 
 echo "== libFuzzer targets (brief) =="
 CC=clang cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=Debug -DBM_WERROR=ON -DBM_FUZZ=ON -DBM_LAB_TESTS=OFF > /dev/null

@@ -33,10 +33,16 @@
  * (or data hello) and the rest of the record that ends it, so the SSL holds nothing unread. */
 #define PENDING_TLS_CAP (WIRE_CTRL_HDR + WIRE_CTRL_MAX + 16384)
 
+/* Where a pending connection is: on the main thread (peeking, then reading a plain first
+ * message), in a worker's job queue, or in its TLS handshake on that worker. */
+enum pending_stage { PENDING_PEEK, PENDING_PLAIN, PENDING_QUEUED, PENDING_TLS };
+
 /* A connection whose first bytes have not yet told us what it is. Whatever of fd, bev, io,
  * ssl and in is set is ours: a hand-over clears what it passes on. */
 struct pending_conn {
 	struct server_ctx *srv;
+	enum pending_stage stage;
+	struct worker_obj obj;   /* PENDING_TLS: listed on its worker for shutdown */
 	int fd;                  /* until a bufferevent owns it (-1 then) */
 	struct bufferevent *bev; /* a plain connection, reading its first message */
 	struct event *io;        /* the first peek; then the TLS stage's socket wait */
@@ -111,6 +117,7 @@ static void pending_free(struct pending_conn *pc)
 		pc->next->prev = pc->prev;
 	srv->npending--;
 	pthread_mutex_unlock(&srv->lock);
+	worker_obj_remove(&pc->obj);
 	if (pc->deadline)
 		event_free(pc->deadline);
 	if (pc->io)
@@ -306,12 +313,19 @@ static void pending_tls_callback(evutil_socket_t fd, short what, void *arg)
 
 static void pending_deadline_callback(evutil_socket_t fd, short what, void *arg);
 
+static void pending_obj_close(struct worker_obj *o)
+{
+	pending_free(WORKER_OBJ_OF(o, struct pending_conn, obj));
+}
+
 /* On the worker: a TLS connection resumes its pending stage (same deadline) with the
  * handshake on this base. */
 static void pending_tls_start(struct pending_conn *pc, int worker, struct event_base *base)
 {
 	struct timeval tmo = pending_time_left(pc);
 
+	pc->stage = PENDING_TLS;
+	worker_obj_add(pc->srv->workers, worker, &pc->obj);
 	pc->worker = worker;
 	pc->base = base;
 	pc->ssl = tls_server_new(pc->srv->tls, pc->fd);
@@ -348,6 +362,7 @@ static void pending_tls_hand_over(struct pending_conn *pc)
 	/* The worker sets the deadline again on its base. */
 	event_free(pc->deadline);
 	pc->deadline = NULL;
+	pc->stage = PENDING_QUEUED;
 	j->kind = WORKER_JOB_TLS;
 	j->fd = -1; /* pc owns it */
 	j->peer = pc->peer;
@@ -445,6 +460,7 @@ static void pending_read_start(struct pending_conn *pc)
 		pending_free(pc);
 		return;
 	}
+	pc->stage = PENDING_PLAIN;
 	pc->bev = bev;
 	pc->fd = -1;
 	/* Bound what an unauthenticated peer can make us buffer. The fixed deadline alone bounds
@@ -506,6 +522,8 @@ static void pending_start(struct server_ctx *srv, int fd, const struct sockaddr_
 		return;
 	}
 	pc->srv = srv;
+	pc->stage = PENDING_PEEK;
+	worker_obj_init(&pc->obj, pending_obj_close);
 	pc->fd = fd;
 	pc->peer = *peer;
 	pc->deadline_ns = clock_mono_ns() + (int64_t)tmo.tv_sec * NS_PER_SEC;
@@ -581,6 +599,20 @@ void accept_job_run(struct server_ctx *srv, int worker, struct event_base *base,
 	else
 		control_start(srv, worker, bev, (struct sockaddr *)&j->peer);
 	free(j);
+}
+
+void accept_close_main(struct server_ctx *srv)
+{
+	struct pending_conn *pc, *next;
+
+	pthread_mutex_lock(&srv->lock);
+	pc = srv->pending;
+	pthread_mutex_unlock(&srv->lock);
+	for (; pc != NULL; pc = next) {
+		next = pc->next;
+		if (pc->stage == PENDING_PEEK || pc->stage == PENDING_PLAIN)
+			pending_free(pc);
+	}
 }
 
 void accept_job_drop(struct server_ctx *srv, struct worker_job *j)

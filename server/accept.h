@@ -14,6 +14,9 @@ void accept_callback(evutil_socket_t lfd, short what, void *arg);
  * and frees j. */
 void accept_job_run(struct server_ctx *srv, int worker, struct event_base *base,
 		    struct worker_job *j);
+/* At shutdown, once the loops have stopped: frees the pending connections still on the main
+ * thread (those queued for or on a worker go with the pool, worker_pool_free). */
+void accept_close_main(struct server_ctx *srv);
 /* Closes a connection that was never taken over (the pool stopped), and frees j. */
 void accept_job_drop(struct server_ctx *srv, struct worker_job *j);
 

@@ -13,6 +13,7 @@
 #include "common/sock.h"
 #include "common/wire.h"
 #include "server/control.h"
+#include "server/worker.h"
 
 struct connprobe_conn {
 	struct server_ctx *srv;
@@ -21,6 +22,7 @@ struct connprobe_conn {
 	struct sockaddr_storage peer;
 	uint8_t token[WIRE_TOKEN_LEN];
 	int answered;                /* counted in its session's cprobe_open */
+	struct worker_obj obj;       /* listed on its worker for shutdown */
 };
 
 /* Frees the connection; the session is looked up again by token because it may have ended
@@ -32,6 +34,7 @@ static void connprobe_free(struct connprobe_conn *c, int abortive)
 	if (c->answered && (s = control_find_session(c->srv, c->token)) != NULL &&
 	    s->cprobe_open > 0)
 		s->cprobe_open--;
+	worker_obj_remove(&c->obj);
 	if (abortive)
 		(void)sock_set_abortive_close(bufferevent_getfd(c->bev));
 	if (c->deadline)
@@ -152,6 +155,11 @@ static void connprobe_deadline_callback(evutil_socket_t fd, short what, void *ar
 	connprobe_free(arg, 1);
 }
 
+static void connprobe_obj_close(struct worker_obj *o)
+{
+	connprobe_free(WORKER_OBJ_OF(o, struct connprobe_conn, obj), 1);
+}
+
 void connprobe_start(struct server_ctx *srv, struct bufferevent *bev, const struct sockaddr *peer)
 {
 	struct connprobe_conn *c = calloc(1, sizeof(*c));
@@ -163,6 +171,8 @@ void connprobe_start(struct server_ctx *srv, struct bufferevent *bev, const stru
 	}
 	c->srv = srv;
 	c->bev = bev;
+	worker_obj_init(&c->obj, connprobe_obj_close);
+	worker_obj_add_base(srv->workers, bufferevent_get_base(bev), &c->obj);
 	memcpy(&c->peer, peer, peer->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
 							    : sizeof(struct sockaddr_in));
 	c->deadline = evtimer_new(bufferevent_get_base(bev), connprobe_deadline_callback, c);

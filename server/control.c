@@ -29,6 +29,8 @@
 struct pending_ctrl {
 	struct server_ctx *srv;
 	int worker;                   /* whose thread runs it (and the session it becomes) */
+	struct bufferevent *bev;      /* its connection, for a close at shutdown */
+	struct worker_obj obj;        /* listed on that worker for shutdown */
 	struct sockaddr_storage peer;
 	/* With a psk-file (docs/protocol.md, "Authentication"): the hello held until its auth
 	 * answer, both nonces, and the key that answered. */
@@ -54,12 +56,14 @@ static int control_send(struct bufferevent *bev, json_object *msg)
 struct ctrl_linger {
 	struct bufferevent *bev;
 	struct event *deadline;
+	struct worker_obj obj;        /* listed on its worker for shutdown */
 };
 
 #define LINGER_S 2
 
 static void linger_free(struct ctrl_linger *l)
 {
+	worker_obj_remove(&l->obj);
 	if (l->deadline)
 		event_free(l->deadline);
 	bufferevent_free(l->bev);
@@ -69,6 +73,11 @@ static void linger_free(struct ctrl_linger *l)
 static void linger_deadline_callback(evutil_socket_t fd, short what, void *arg)
 {
 	linger_free(arg);
+}
+
+static void linger_obj_close(struct worker_obj *o)
+{
+	linger_free(WORKER_OBJ_OF(o, struct ctrl_linger, obj));
 }
 
 static void linger_read_callback(struct bufferevent *bev, void *arg)
@@ -99,7 +108,7 @@ static void linger_write_callback(struct bufferevent *bev, void *arg)
 
 /* Takes over bev for its last moments: freed at the fixed deadline at the latest. NULL (bev
  * freed) when out of memory or events. */
-static struct ctrl_linger *linger_new(struct bufferevent *bev)
+static struct ctrl_linger *linger_new(struct server_ctx *srv, struct bufferevent *bev)
 {
 	struct timeval tmo = { LINGER_S, 0 };
 	struct ctrl_linger *l = calloc(1, sizeof(*l));
@@ -110,6 +119,8 @@ static struct ctrl_linger *linger_new(struct bufferevent *bev)
 		return NULL;
 	}
 	l->bev = bev;
+	worker_obj_init(&l->obj, linger_obj_close);
+	worker_obj_add_base(srv->workers, bufferevent_get_base(bev), &l->obj);
 	l->deadline = evtimer_new(bufferevent_get_base(bev), linger_deadline_callback, l);
 	if (l->deadline == NULL || evtimer_add(l->deadline, &tmo) < 0) {
 		linger_free(l);
@@ -119,14 +130,15 @@ static struct ctrl_linger *linger_new(struct bufferevent *bev)
 }
 
 /* Sends one message and closes (public-server discipline: one reply, then close). */
-static void control_reply_and_close(struct bufferevent *bev, json_object *msg)
+static void control_reply_and_close(struct server_ctx *srv, struct bufferevent *bev,
+				    json_object *msg)
 {
 	struct evbuffer *in = bufferevent_get_input(bev);
 	struct ctrl_linger *l;
 
 	evbuffer_drain(in, evbuffer_get_length(in));
 	bufferevent_disable(bev, EV_READ);
-	l = linger_new(bev);
+	l = linger_new(srv, bev);
 	if (l == NULL) {
 		json_object_put(msg);
 		return;
@@ -138,12 +150,12 @@ static void control_reply_and_close(struct bufferevent *bev, json_object *msg)
 }
 
 /* Sends one error reply and closes. */
-static void control_fail(struct bufferevent *bev, const char *reason)
+static void control_fail(struct server_ctx *srv, struct bufferevent *bev, const char *reason)
 {
 	json_object *msg = wire_ctrl_new("error");
 
 	json_object_object_add(msg, "reason", json_object_new_string(reason));
-	control_reply_and_close(bev, msg);
+	control_reply_and_close(srv, bev, msg);
 }
 
 static int control_next_message(struct bufferevent *bev, json_object **msg, char *err, size_t errlen)
@@ -225,7 +237,7 @@ static void control_busy(struct server_ctx *srv, struct bufferevent *bev, int re
 
 	atomic_fetch_add(&srv->counters.sessions_refused, 1);
 	json_object_object_add(busy, "retry_after_s", json_object_new_int(retry_after_s));
-	control_reply_and_close(bev, busy);
+	control_reply_and_close(srv, bev, busy);
 }
 
 /* A summary posted by a worker thread, pushed on the main thread (which owns the ring). */
@@ -361,7 +373,7 @@ static int session_idle_check(struct session *s, int64_t now)
 	msg = wire_ctrl_new("error");
 	json_object_object_add(msg, "reason", json_object_new_string("session idle for too long"));
 	s->ctrl = NULL;
-	control_reply_and_close(bev, msg);
+	control_reply_and_close(s->srv, bev, msg);
 	session_free(s);
 	return 1;
 }
@@ -413,10 +425,21 @@ static int control_probe_cc(const char *cc, char *used, size_t usedlen, char *wh
 	return ok;
 }
 
+/* Frees pc; its connection has moved on or been freed. */
 static void pending_ctrl_free(struct pending_ctrl *pc)
 {
+	worker_obj_remove(&pc->obj);
 	json_object_put(pc->hello);
 	free(pc);
+}
+
+/* At shutdown: the connection goes too. */
+static void pending_ctrl_close(struct worker_obj *o)
+{
+	struct pending_ctrl *pc = WORKER_OBJ_OF(o, struct pending_ctrl, obj);
+
+	bufferevent_free(pc->bev);
+	pending_ctrl_free(pc);
 }
 
 /* The hello fields the client's MAC covers, as the hello has them; a hello without valid ones
@@ -439,7 +462,7 @@ static void control_auth_fail(struct pending_ctrl *pc, struct bufferevent *bev, 
 	atomic_fetch_add(&pc->srv->counters.auth_failed, 1);
 	sock_addr_str((struct sockaddr *)&pc->peer, addr, sizeof(addr));
 	log_debug("control: authentication from %s failed: %s", addr, why);
-	control_fail(bev, AUTH_FAILED_REASON);
+	control_fail(pc->srv, bev, AUTH_FAILED_REASON);
 	pending_ctrl_free(pc);
 }
 
@@ -456,7 +479,7 @@ static int control_auth(struct pending_ctrl *pc, struct bufferevent *bev, json_o
 			return 1;
 		if (auth_nonce(pc->snonce) < 0) {
 			json_object_put(*msg);
-			control_fail(bev, "server cannot create a session now");
+			control_fail(pc->srv, bev, "server cannot create a session now");
 			pending_ctrl_free(pc);
 			return 0;
 		}
@@ -505,13 +528,13 @@ static int control_hello_fields(struct server_ctx *srv, struct bufferevent *bev,
 	if (wire_get_str(msg, "cc", 15, cc) < 0 ||
 	    wire_get_int(msg, "duration_s", 1, 86400, duration) < 0) {
 		atomic_fetch_add(&srv->counters.ctrl_bad, 1);
-		control_fail(bev, "hello needs cc (string) and duration_s (1..86400)");
+		control_fail(srv, bev, "hello needs cc (string) and duration_s (1..86400)");
 		return -1;
 	}
 	for (const char *c = *cc; *c; c++) {
 		if (!((*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') || *c == '_')) {
 			atomic_fetch_add(&srv->counters.ctrl_bad, 1);
-			control_fail(bev, "invalid congestion control name");
+			control_fail(srv, bev, "invalid congestion control name");
 			return -1;
 		}
 	}
@@ -582,12 +605,12 @@ static int control_admit(struct server_ctx *srv, struct bufferevent *bev,
 	case ADMIT_DURATION:
 		atomic_fetch_add(&srv->counters.sessions_refused, 1);
 		atomic_fetch_add(&srv->counters.sessions_refused_duration, 1);
-		control_fail(bev, "requested duration exceeds this server's limit");
+		control_fail(srv, bev, "requested duration exceeds this server's limit");
 		break;
 	case ADMIT_SHUTDOWN:
 		atomic_fetch_add(&srv->counters.sessions_refused, 1);
 		atomic_fetch_add(&srv->counters.sessions_refused_shutdown, 1);
-		control_fail(bev, "server shutting down");
+		control_fail(srv, bev, "server shutting down");
 		break;
 	case ADMIT_BUSY:
 		atomic_fetch_add(&srv->counters.sessions_refused_busy, 1);
@@ -731,7 +754,7 @@ static int control_hello_tls_load(struct server_ctx *srv, struct bufferevent *be
 		*tls_load = 0;
 	if (*tls_load && srv->tls == NULL) {
 		atomic_fetch_add(&srv->counters.ctrl_bad, 1);
-		control_fail(bev, "this server has no TLS certificate for a TLS load (tls-cert)");
+		control_fail(srv, bev, "this server has no TLS certificate for a TLS load (tls-cert)");
 		return -1;
 	}
 	return 0;
@@ -762,7 +785,7 @@ static void control_handle_hello(struct pending_ctrl *pc, struct bufferevent *be
 		return;
 	}
 	if (s == NULL) {
-		control_fail(bev, "server cannot create a session now");
+		control_fail(srv, bev, "server cannot create a session now");
 		return;
 	}
 	s->tls_load = tls_load;
@@ -794,13 +817,13 @@ static void control_read_callback(struct bufferevent *bev, void *arg)
 	if (rc < 0 || strcmp(wire_ctrl_type(msg), "hello") != 0) {
 		atomic_fetch_add(&pc->srv->counters.ctrl_bad, 1);
 		log_debug("control: %s", rc < 0 ? err : "expected hello");
-		control_fail(bev, rc < 0 ? err : "expected hello");
+		control_fail(pc->srv, bev, rc < 0 ? err : "expected hello");
 		pending_ctrl_free(pc);
 		json_object_put(msg);
 		return;
 	}
 	control_handle_hello(pc, bev, msg);
-	free(pc);
+	pending_ctrl_free(pc);
 	json_object_put(msg);
 }
 
@@ -855,7 +878,7 @@ static void session_read_callback(struct bufferevent *bev, void *arg)
 				  rc < 0 ? err : "unexpected message");
 			json_object_put(msg);
 			s->ctrl = NULL;
-			control_fail(bev, rc < 0 ? err : "unexpected message");
+			control_fail(s->srv, bev, rc < 0 ? err : "unexpected message");
 			session_free(s);
 			return;
 		}
@@ -901,17 +924,20 @@ void control_start(struct server_ctx *srv, int worker, struct bufferevent *bev,
 	}
 	pc->srv = srv;
 	pc->worker = worker;
+	pc->bev = bev;
+	worker_obj_init(&pc->obj, pending_ctrl_close);
 	memcpy(&pc->peer, peer, peer->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
 							     : sizeof(struct sockaddr_in));
 	/* tls-required: a plain control connection gets one error it can read, then a close. */
 	if (srv->cfg->tls_required && bufferevent_openssl_get_ssl(bev) == NULL) {
 		atomic_fetch_add(&srv->counters.ctrl_bad, 1);
 		log_debug("control: plain connection refused (tls-required)");
-		control_fail(bev, "this server accepts control connections only over TLS "
+		control_fail(srv, bev, "this server accepts control connections only over TLS "
 				  "(bloatmeter --tls)");
 		pending_ctrl_free(pc);
 		return;
 	}
+	worker_obj_add(srv->workers, worker, &pc->obj);
 	bufferevent_setcb(bev, control_read_callback, NULL, control_event_callback, pc);
 	control_read_callback(bev, pc);
 }

@@ -318,6 +318,7 @@ static void server_stop_workers(struct server_ctx *srv)
 		(void)event_base_loop(srv->base, EVLOOP_NONBLOCK);
 	srv->tests_remote = 0;
 	control_close_all(srv);
+	accept_close_main(srv);
 	worker_pool_free(srv->workers);
 	srv->workers = NULL;
 }

@@ -29,6 +29,7 @@ struct worker {
 	struct event *stop_ev;        /* activated by worker_pool_stop: leaves the loop */
 	atomic_int nsessions;
 	atomic_uint_least64_t sessions_total;
+	struct worker_obj objs;       /* the list's head (worker_obj_add) */
 };
 
 struct worker_pool {
@@ -100,8 +101,56 @@ static void *worker_main(void *arg)
 	return NULL;
 }
 
+void worker_obj_init(struct worker_obj *o, void (*close)(struct worker_obj *o))
+{
+	o->prev = o->next = o;
+	o->close = close;
+}
+
+void worker_obj_add(struct worker_pool *p, int i, struct worker_obj *o)
+{
+	struct worker_obj *head;
+
+	if (p == NULL || i < 0 || i >= p->n)
+		return;
+	head = &p->w[i].objs;
+	o->next = head->next;
+	o->prev = head;
+	head->next->prev = o;
+	head->next = o;
+}
+
+void worker_obj_add_base(struct worker_pool *p, const struct event_base *base,
+			 struct worker_obj *o)
+{
+	for (int i = 0; p != NULL && i < p->n; i++)
+		if (p->w[i].base == base) {
+			worker_obj_add(p, i, o);
+			return;
+		}
+}
+
+void worker_obj_remove(struct worker_obj *o)
+{
+	o->prev->next = o->next;
+	o->next->prev = o->prev;
+	o->prev = o->next = o;
+}
+
+/* Closes what is still listed on w: its loop has stopped, its base is still there. */
+static void worker_close_objs(struct worker *w)
+{
+	while (w->objs.next != &w->objs) {
+		struct worker_obj *o = w->objs.next;
+
+		worker_obj_remove(o);
+		o->close(o);
+	}
+}
+
 static int worker_init(struct worker_pool *p, struct worker *w, int i, struct event_base *main_base)
 {
+	worker_obj_init(&w->objs, NULL);
 	w->index = i;
 	w->pool = p;
 	w->q_tail = &w->q;
@@ -181,6 +230,7 @@ void worker_pool_free(struct worker_pool *p)
 			w->q = j->next;
 			accept_job_drop(p->srv, j);
 		}
+		worker_close_objs(w);
 		if (w->q_ev)
 			event_free(w->q_ev);
 		if (w->shutdown_ev)

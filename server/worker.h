@@ -16,6 +16,27 @@ struct worker_pool;
 #define WORKER_MAX 64
 #define WORKER_AUTO_MAX 8 /* workers = 0: one per online CPU, at most this many */
 
+/* An object a worker's loop owns between stages (a TLS handshake, a control connection
+ * before its session, a connect probe, a closing reply), listed on its worker so that the
+ * pool's shutdown frees it after the threads stopped: close frees it (worker_obj_remove
+ * included). Linked and unlinked on the worker's thread only; worker_obj_init makes it
+ * unlinked, and removing an unlinked one does nothing. */
+struct worker_obj {
+	struct worker_obj *prev, *next;
+	void (*close)(struct worker_obj *o);
+};
+
+/* The object of type that embeds o as member (for the close functions). */
+#define WORKER_OBJ_OF(o, type, member) ((type *)(void *)((char *)(o) - offsetof(type, member)))
+
+void worker_obj_init(struct worker_obj *o, void (*close)(struct worker_obj *o));
+/* Lists o on worker i (p NULL: not at all, as in unit tests). */
+void worker_obj_add(struct worker_pool *p, int i, struct worker_obj *o);
+/* Lists o on the worker whose base is base; not at all if none is. */
+void worker_obj_add_base(struct worker_pool *p, const struct event_base *base,
+			 struct worker_obj *o);
+void worker_obj_remove(struct worker_obj *o);
+
 /* What a handed-over connection is, judged by its first whole message (server/accept.c). */
 enum worker_job_kind {
 	WORKER_JOB_CONTROL,   /* a plain control connection */
@@ -40,7 +61,8 @@ struct worker_job {
 struct worker_pool *worker_pool_start(struct server_ctx *srv, struct event_base *main_base, int n);
 /* Stops and joins the threads (their sessions stay, for the caller to close). */
 void worker_pool_stop(struct worker_pool *p);
-/* Frees the pool and the bases; call after the sessions are closed. Closes queued jobs. */
+/* Frees the pool and the bases; call after the sessions are closed. Closes queued jobs and
+ * the objects listed on the workers. */
 void worker_pool_free(struct worker_pool *p);
 int worker_pool_size(const struct worker_pool *p);
 /* Whether workers run in threads of their own (n > 1). */
