@@ -148,25 +148,46 @@ static size_t pending_need(const uint8_t *first4)
 	return 4;
 }
 
-/* The worker of the session a data connection's complete hello names, or -1 (counted). */
-static int pending_data_worker(struct pending_conn *pc)
+/* The worker of the session a data connection's hello (WIRE_DATA_HELLO_LEN bytes, or NULL)
+ * names for a client at peer, or -1 (counted). */
+static int pending_data_worker(struct server_ctx *srv, const uint8_t *hello,
+			       const struct sockaddr *peer)
 {
-	struct evbuffer *in = bufferevent_get_input(pc->bev);
 	struct wire_data_hello h;
 	int w = -1;
 
-	if (wire_data_hello_decode(evbuffer_pullup(in, WIRE_DATA_HELLO_LEN), WIRE_DATA_HELLO_LEN,
-				   &h) == 0)
-		w = control_session_worker(pc->srv, h.token, (struct sockaddr *)&pc->peer);
+	if (hello != NULL && wire_data_hello_decode(hello, WIRE_DATA_HELLO_LEN, &h) == 0)
+		w = control_session_worker(srv, h.token, peer);
 	if (w < 0) {
-		atomic_fetch_add(&pc->srv->counters.data_bad, 1);
+		atomic_fetch_add(&srv->counters.data_bad, 1);
 		log_debug("data connection refused: bad hello or unknown session");
 	}
 	return w;
 }
 
-/* On the session's worker: attaches a data connection, whose hello the main thread checked,
- * to its session if that still runs. */
+/* A job for a worker: the socket (and its SSL, NULL when plain) with the len bytes read so
+ * far. NULL when out of memory. */
+static struct worker_job *pending_job_new(enum worker_job_kind kind, int fd, SSL *ssl,
+					  const struct sockaddr_storage *peer,
+					  const uint8_t *data, size_t len)
+{
+	struct worker_job *j = malloc(sizeof(*j) + len);
+
+	if (j == NULL)
+		return NULL;
+	j->kind = kind;
+	j->fd = fd;
+	j->ssl = ssl;
+	j->peer = *peer;
+	j->pc = NULL;
+	j->len = len;
+	if (len > 0)
+		memcpy(j->data, data, len);
+	return j;
+}
+
+/* On the session's worker: attaches a data connection (plain, or TLS past its handshake),
+ * whose hello was checked on the way, to its session if that still runs. */
 static void server_attach_data(struct server_ctx *srv, int worker, struct worker_job *j)
 {
 	struct wire_data_hello h;
@@ -179,13 +200,14 @@ static void server_attach_data(struct server_ctx *srv, int worker, struct worker
 	    (s = control_find_session(srv, h.token)) == NULL) {
 		atomic_fetch_add(&srv->counters.data_bad, 1);
 		log_debug("data connection refused: its session ended");
+		SSL_free(j->ssl);
 		close(j->fd);
 		return;
 	}
 	/* Bytes that came behind the hello are the start of the record stream: the flow parses
-	 * them before any it reads itself. bulk_attach owns the socket. */
-	if (bulk_attach(s, j->fd, &h, j->data + WIRE_DATA_HELLO_LEN,
-			j->len - WIRE_DATA_HELLO_LEN) < 0)
+	 * them before any it reads itself. bulk_attach_ssl owns the socket and the SSL. */
+	if (bulk_attach_ssl(s, j->fd, j->ssl, &h, j->data + WIRE_DATA_HELLO_LEN,
+			    j->len - WIRE_DATA_HELLO_LEN) < 0)
 		atomic_fetch_add(&srv->counters.data_bad, 1);
 }
 
@@ -271,8 +293,31 @@ static void pending_tls_control(struct server_ctx *srv, int worker, struct event
 	control_start(srv, worker, bev, peer);
 }
 
+/* A data connection of a TLS load (docs/protocol.md) past its hello: to its session's worker
+ * like a plain one, its SSL along (the SSL is used by one thread at a time: this one hands it
+ * over and never touches it again); attached at once when that is this worker. Takes fd and
+ * ssl. */
+static void pending_tls_data(struct server_ctx *srv, int worker, int fd, SSL *ssl,
+			     const struct sockaddr_storage *peer, const uint8_t *in, size_t len)
+{
+	int w = pending_data_worker(srv, len >= WIRE_DATA_HELLO_LEN ? in : NULL,
+				    (const struct sockaddr *)peer);
+	struct worker_job *j = w >= 0 ? pending_job_new(WORKER_JOB_DATA, fd, ssl, peer, in, len)
+				      : NULL;
+
+	if (j == NULL) {
+		SSL_free(ssl);
+		close(fd);
+	} else if (w == worker) {
+		server_attach_data(srv, worker, j);
+		free(j);
+	} else if (worker_submit(srv->workers, w, j) < 0) {
+		accept_job_drop(srv, j);
+	}
+}
+
 /* The TLS connection's first message is in: it leaves the pending stage as a data connection
- * of a TLS load (docs/protocol.md) or as a control connection. */
+ * of a TLS load or as a control connection. */
 static void pending_tls_done(struct pending_conn *pc)
 {
 	struct server_ctx *srv = pc->srv;
@@ -288,7 +333,7 @@ static void pending_tls_done(struct pending_conn *pc)
 	pc->in = NULL;
 	pending_free(pc);
 	if (wire_is_data_magic(in, len))
-		bulk_attach_tls(srv, worker, fd, ssl, (struct sockaddr *)&peer, in, len);
+		pending_tls_data(srv, worker, fd, ssl, &peer, in, len);
 	else
 		pending_tls_control(srv, worker, base, fd, ssl, (struct sockaddr *)&peer, in, len);
 	free(in);
@@ -355,7 +400,7 @@ static void pending_tls_hand_over(struct pending_conn *pc)
 		pending_free(pc);
 		return;
 	}
-	if ((j = calloc(1, sizeof(*j))) == NULL) {
+	if ((j = calloc(1, sizeof(*j))) == NULL) { /* ssl NULL, no data */
 		pending_free(pc);
 		return;
 	}
@@ -379,22 +424,18 @@ static void pending_hand_over(struct pending_conn *pc, enum worker_job_kind kind
 	struct server_ctx *srv = pc->srv;
 	struct evbuffer *in = bufferevent_get_input(pc->bev);
 	size_t len = evbuffer_get_length(in);
-	struct worker_job *j = malloc(sizeof(*j) + len);
-	int fd = j != NULL ? dup(bufferevent_getfd(pc->bev)) : -1;
+	const uint8_t *data = evbuffer_pullup(in, -1);
+	int fd = data != NULL || len == 0 ? dup(bufferevent_getfd(pc->bev)) : -1;
+	struct worker_job *j = fd >= 0 ? pending_job_new(kind, fd, NULL, &pc->peer, data, len)
+				       : NULL;
 
-	if (fd < 0 || evbuffer_remove(in, j->data, len) != (int)len) {
+	if (j == NULL) {
 		log_warn("hand-over to worker %d", worker);
 		if (fd >= 0)
 			close(fd);
-		free(j);
 		pending_free(pc);
 		return;
 	}
-	j->kind = kind;
-	j->fd = fd;
-	j->peer = pc->peer;
-	j->len = len;
-	j->pc = NULL;
 	pending_free(pc);
 	if (worker_submit(srv->workers, worker, j) < 0)
 		accept_job_drop(srv, j);
@@ -433,7 +474,8 @@ static void pending_read_callback(struct bufferevent *bev, void *arg)
 	if (avail < pending_need(first))
 		return;
 	if (wire_is_data_magic(first, 4)) {
-		if ((w = pending_data_worker(pc)) < 0)
+		if ((w = pending_data_worker(srv, evbuffer_pullup(in, WIRE_DATA_HELLO_LEN),
+					     (struct sockaddr *)&pc->peer)) < 0)
 			pending_free(pc);
 		else
 			pending_hand_over(pc, WORKER_JOB_DATA, w);
@@ -619,6 +661,7 @@ void accept_job_drop(struct server_ctx *srv, struct worker_job *j)
 {
 	if (j->pc != NULL)
 		pending_free(j->pc);
+	SSL_free(j->ssl);
 	if (j->fd >= 0)
 		close(j->fd);
 	free(j);

@@ -459,12 +459,6 @@ static void bulk_set_cc(struct bulk_flow *f)
 	}
 }
 
-int bulk_attach(struct session *sess, int fd, const struct wire_data_hello *h,
-		const uint8_t *pre, size_t prelen)
-{
-	return bulk_attach_ssl(sess, fd, NULL, h, pre, prelen);
-}
-
 /* Sets a new TLS flow up: its settings, the sender's plaintext buffer, what its event waits
  * for first. 0 or -1. */
 static int bulk_tls_init(struct bulk_flow *f)
@@ -601,79 +595,5 @@ void bulk_limits_tick(struct session *sess, int64_t now_ns)
 			else if (f->ssl)
 				bulk_tls_kick(f);
 		}
-	}
-}
-
-/* A TLS data connection past its handshake, on its way to its session's worker. */
-struct bulk_tls_job {
-	struct server_ctx *srv;
-	int worker;                    /* the session's, when the hello was checked */
-	int fd;
-	SSL *ssl;
-	struct wire_data_hello h;
-	struct sockaddr_storage peer;
-	size_t prelen;
-	uint8_t pre[];
-};
-
-/* On the session's worker: attaches the flow if its session still runs there (only the
- * owner may touch a session, and once it is ours no other thread frees it). Frees job. */
-static void bulk_tls_job_run(struct bulk_tls_job *j)
-{
-	struct session *s = NULL;
-
-	if (control_session_worker(j->srv, j->h.token, (struct sockaddr *)&j->peer) != j->worker ||
-	    (s = control_find_session(j->srv, j->h.token)) == NULL) {
-		log_debug("TLS data connection refused: its session ended");
-		SSL_free(j->ssl);
-		close(j->fd);
-	}
-	if (s == NULL || bulk_attach_ssl(s, j->fd, j->ssl, &j->h, j->pre, j->prelen) < 0)
-		atomic_fetch_add(&j->srv->counters.data_bad, 1);
-	free(j);
-}
-
-static void bulk_tls_job_callback(evutil_socket_t fd, short what, void *arg)
-{
-	bulk_tls_job_run(arg);
-}
-
-void bulk_attach_tls(struct server_ctx *srv, int worker, int fd, SSL *ssl,
-		     const struct sockaddr *peer, const uint8_t *in, size_t len)
-{
-	struct wire_data_hello h;
-	struct bulk_tls_job *j = NULL;
-	size_t prelen = len - WIRE_DATA_HELLO_LEN;
-	int w = -1;
-
-	if (len >= WIRE_DATA_HELLO_LEN &&
-	    wire_data_hello_decode(in, WIRE_DATA_HELLO_LEN, &h) == 0 &&
-	    (w = control_session_worker(srv, h.token, peer)) >= 0)
-		j = malloc(sizeof(*j) + prelen);
-	if (j == NULL) {
-		atomic_fetch_add(&srv->counters.data_bad, 1);
-		log_debug("TLS data connection refused: %s",
-			  w < 0 ? "bad hello or unknown session" : "no memory");
-		SSL_free(ssl);
-		close(fd);
-		return;
-	}
-	*j = (struct bulk_tls_job){ .srv = srv, .worker = w, .fd = fd, .ssl = ssl, .h = h,
-				    .prelen = prelen };
-	memcpy(&j->peer, peer, peer->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
-							    : sizeof(struct sockaddr_in));
-	memcpy(j->pre, in + WIRE_DATA_HELLO_LEN, prelen);
-	/* The handshake ran on whichever worker had room; the flow belongs to its session's.
-	 * The SSL is used by one thread at a time: this one hands it over and never again. */
-	if (w == worker || srv->workers == NULL) {
-		bulk_tls_job_run(j);
-		return;
-	}
-	if (event_base_once(worker_base(srv->workers, w), -1, EV_TIMEOUT, bulk_tls_job_callback, j,
-			    NULL) < 0) {
-		atomic_fetch_add(&srv->counters.data_bad, 1);
-		SSL_free(j->ssl);
-		close(j->fd);
-		free(j);
 	}
 }

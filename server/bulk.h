@@ -39,25 +39,15 @@ struct bulk_flow {
 
 /* Fills the senders' shared payload; call once before threads that run flows start. */
 void bulk_init(void);
-/* Attaches an accepted, validated data connection to sess and starts moving bytes.
- * pre/prelen: stream bytes already read past the hello; they are parsed (and counted for
- * upload flows) like any later bytes. Takes ownership of fd (closed on failure). Returns 0,
- * or -1 when the flow could not start or pre is not a valid record stream. */
-int bulk_attach(struct session *sess, int fd, const struct wire_data_hello *h,
-		const uint8_t *pre, size_t prelen);
-/* bulk_attach for a data connection of a TLS load: the record stream runs inside ssl (its
- * handshake done, set on fd; taken, freed on failure). A session that asked for a TLS load
- * (session.tls_load) refuses plain flows: bulk_attach returns -1 for them. */
+/* Attaches an accepted, validated data connection to sess and starts moving bytes. ssl: NULL
+ * for a plain one; for a data connection of a TLS load the record stream runs inside it (its
+ * handshake done on fd, so that OpenSSL could hand it to kernel TLS). pre/prelen: stream bytes
+ * already read (decrypted) past the hello; they are parsed (and counted for upload flows) like
+ * any later bytes. Takes fd and ssl (freed on failure). A session that asked for a TLS load
+ * (session.tls_load) refuses plain flows. Returns 0, or -1 when the flow could not start or
+ * pre is not a valid record stream. */
 int bulk_attach_ssl(struct session *sess, int fd, struct ssl_st *ssl,
 		    const struct wire_data_hello *h, const uint8_t *pre, size_t prelen);
-/* The hand-over of server/accept.c for a TLS connection whose first decrypted bytes in/len
- * (at least the hello) are a data hello, on the worker that ran its handshake (on fd, so that
- * OpenSSL could hand it to kernel TLS): the session by token and client IP as for plain data
- * connections (data_bad counted on refusal), then bulk_attach_ssl with the bytes behind the
- * hello, on the session's worker (queued to its base when that is another one). Takes fd and
- * ssl. */
-void bulk_attach_tls(struct server_ctx *srv, int worker, int fd, struct ssl_st *ssl,
-		     const struct sockaddr *peer, const uint8_t *in, size_t len);
 /* Closes and frees one flow, unlinking it from its session. */
 void bulk_close(struct bulk_flow *f);
 /* TCP_INFO totals of the session's download flows, open and closed. */

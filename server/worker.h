@@ -11,6 +11,7 @@
 
 struct server_ctx;
 struct pending_conn;
+struct ssl_st;
 struct worker_pool;
 
 #define WORKER_MAX 64
@@ -41,7 +42,8 @@ void worker_obj_remove(struct worker_obj *o);
 enum worker_job_kind {
 	WORKER_JOB_CONTROL,   /* a plain control connection */
 	WORKER_JOB_TLS,       /* a TLS ClientHello: the handshake runs on the worker */
-	WORKER_JOB_DATA,      /* a data connection of a session on that worker */
+	WORKER_JOB_DATA,      /* a data connection of a session on that worker (plain, or TLS
+			       * past its handshake: ssl) */
 	WORKER_JOB_CONNPROBE, /* a connect probe (judged against the session on that worker) */
 };
 
@@ -50,6 +52,7 @@ struct worker_job {
 	struct worker_job *next;
 	enum worker_job_kind kind;
 	int fd;
+	struct ssl_st *ssl;      /* DATA of a TLS load: the established SSL on fd; else NULL */
 	struct sockaddr_storage peer;
 	struct pending_conn *pc; /* TLS: still a pending connection (counted under the caps) */
 	size_t len;

@@ -205,15 +205,9 @@ check "... goodput > 0 both ways, tls_load in the report (kernel TLS only if the
 	> tlsload.txt 2> tlsload-text.err
 check "... the text report says so in one line" eval \
 	'[ $? = 0 ] && [ "$(grep -c "^load over TLS: TLSv1" tlsload.txt)" = 1 ]'
-cat > tlsload_refuse.py << 'EOF'
-import json, socket, ssl, struct, sys
-port, ca = int(sys.argv[1]), sys.argv[2]
-def conn(tls):
-    s = socket.create_connection(("127.0.0.1", port), timeout=5)
-    if not tls:
-        return s
-    ctx = ssl.create_default_context(cafile=ca)
-    return ctx.wrap_socket(s, server_hostname="127.0.0.1")
+# Control frames for the scripted peers below (python3 imports it from their directory).
+cat > frames.py << 'EOF'
+import json, struct
 def recv_all(s, n):
     b = b""
     while len(b) < n:
@@ -226,8 +220,18 @@ def frame(o):
     b = json.dumps(o).encode()
     return struct.pack(">I", len(b)) + b
 def read_frame(s):
-    n = struct.unpack(">I", recv_all(s, 4))[0]
-    return json.loads(recv_all(s, n))
+    return json.loads(recv_all(s, struct.unpack(">I", recv_all(s, 4))[0]))
+EOF
+cat > tlsload_refuse.py << 'EOF'
+import socket, ssl, struct, sys
+from frames import frame, read_frame, recv_all
+port, ca = int(sys.argv[1]), sys.argv[2]
+def conn(tls):
+    s = socket.create_connection(("127.0.0.1", port), timeout=5)
+    if not tls:
+        return s
+    ctx = ssl.create_default_context(cafile=ca)
+    return ctx.wrap_socket(s, server_hostname="127.0.0.1")
 hello = {"v": 1, "type": "hello", "client_version": "t", "cc": "cubic", "duration_s": 30,
          "tls_load": True}
 if sys.argv[3] == "nocert":  # a server without a certificate: an error, not a session
@@ -307,26 +311,14 @@ check "the daemon is alive" kill -0 "$pid_a"
 # --- counters, logged at a clean stop, with a connection in every stage before its session:
 # each must be freed (the sanitizer build reports a leak as a non-zero exit).
 cat > stages.py << 'EOF'
-import json, socket, ssl, struct, sys, time
+import socket, ssl, sys, time
+from frames import frame, read_frame
 port, ca, ready = int(sys.argv[1]), sys.argv[2], sys.argv[3]
 conns = []
 def raw():
     s = socket.create_connection(("127.0.0.1", port), timeout=5)
     conns.append(s)
     return s
-def frame(o):
-    b = json.dumps(o).encode()
-    return struct.pack(">I", len(b)) + b
-def recv_all(s, n):
-    b = b""
-    while len(b) < n:
-        c = s.recv(n - len(b))
-        if not c:
-            raise EOFError
-        b += c
-    return b
-def read_frame(s):
-    return json.loads(recv_all(s, struct.unpack(">I", recv_all(s, 4))[0]))
 ctx = ssl.create_default_context(cafile=ca)
 raw()                                 # silent: the peek stage
 raw().sendall(b"\0\0\0\x40{")         # half a frame: the plain stage
