@@ -25,7 +25,8 @@ int tls_is_handshake(const uint8_t *buf, size_t len)
 	return len >= 1 && buf[0] == 0x16 && (len < 2 || buf[1] == 0x03);
 }
 
-const char *tls_error_string(unsigned long e)
+/* The reason text of an OpenSSL error code ("certificate verify failed"), never NULL. */
+static const char *tls_error_string(unsigned long e)
 {
 	const char *s = e ? ERR_reason_error_string(e) : NULL;
 

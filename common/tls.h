@@ -37,9 +37,6 @@ TLS_WUR SSL *tls_client_connect(SSL_CTX *ctx, int fd, const char *host, int64_t 
 TLS_WUR int tls_write_all(SSL *ssl, int fd, const void *buf, size_t len, int64_t deadline_ns);
 TLS_WUR int tls_read_all(SSL *ssl, int fd, void *buf, size_t len, int64_t deadline_ns);
 
-/* The reason text of an OpenSSL error code ("certificate verify failed"), never NULL. */
-const char *tls_error_string(unsigned long e);
-
 /* ---- bulk flows (docs/protocol.md, "TLS load"): non-blocking, driven by the event loop ---- */
 
 /* Outcome of one non-blocking TLS call. After WANT_READ wait for readability, after

@@ -47,7 +47,7 @@ struct pending_conn {
 	struct bufferevent *bev; /* a plain connection, reading its first message */
 	struct event *io;        /* the first peek; then the TLS stage's socket wait */
 	SSL *ssl;                /* the TLS stage, on a worker */
-	uint8_t *in;             /* the TLS stage's decrypted bytes (PENDING_TLS_CAP) */
+	uint8_t *in;             /* its decrypted bytes (PENDING_TLS_CAP, after the handshake) */
 	size_t inlen;
 	struct event *deadline;  /* absolute: a trickling peer cannot stretch it */
 	int64_t deadline_ns;     /* when it fires, so a worker can set it again (TLS) */
@@ -253,6 +253,9 @@ static enum tls_io pending_tls_step(struct pending_conn *pc)
 			server_tls_failed(pc, why);
 		return r;
 	}
+	/* Only now the room for a whole first frame: stalled handshakes must stay cheap. */
+	if (pc->in == NULL && (pc->in = malloc(PENDING_TLS_CAP)) == NULL)
+		return TLS_IO_CLOSED;
 	while (pc->inlen < pending_tls_need(pc)) {
 		r = tls_read_nb(pc->ssl, pc->in + pc->inlen, PENDING_TLS_CAP - pc->inlen, &n);
 		if (r != TLS_IO_OK) {
@@ -374,10 +377,9 @@ static void pending_tls_start(struct pending_conn *pc, int worker, struct event_
 	pc->worker = worker;
 	pc->base = base;
 	pc->ssl = tls_server_new(pc->srv->tls, pc->fd);
-	pc->in = malloc(PENDING_TLS_CAP);
 	pc->deadline = evtimer_new(base, pending_deadline_callback, pc);
 	pc->io = event_new(base, pc->fd, EV_READ, pending_tls_callback, pc);
-	if (pc->ssl == NULL || pc->in == NULL || pc->deadline == NULL || pc->io == NULL ||
+	if (pc->ssl == NULL || pc->deadline == NULL || pc->io == NULL ||
 	    evtimer_add(pc->deadline, &tmo) < 0) {
 		pending_free(pc);
 		return;
@@ -424,8 +426,8 @@ static void pending_hand_over(struct pending_conn *pc, enum worker_job_kind kind
 	struct server_ctx *srv = pc->srv;
 	struct evbuffer *in = bufferevent_get_input(pc->bev);
 	size_t len = evbuffer_get_length(in);
-	const uint8_t *data = evbuffer_pullup(in, -1);
-	int fd = data != NULL || len == 0 ? dup(bufferevent_getfd(pc->bev)) : -1;
+	const uint8_t *data = evbuffer_pullup(in, -1); /* the whole first message, never empty */
+	int fd = data != NULL ? dup(bufferevent_getfd(pc->bev)) : -1;
 	struct worker_job *j = fd >= 0 ? pending_job_new(kind, fd, NULL, &pc->peer, data, len)
 				       : NULL;
 
