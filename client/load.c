@@ -31,8 +31,6 @@
 #define LOAD_SAMPLE_NS (100 * NS_PER_MS)
 #define LOAD_INFLOW_TIMEOUT_NS (10 * NS_PER_SEC)
 #define LOAD_KEEP_MAX (1u << 20) /* samples kept between two takes, per kind */
-/* TLS: plaintext per SSL_write (the largest TLS record). */
-#define LOAD_TLS_REC RECORD_COPY_MAX
 
 struct load_flow {
 	struct load *l;
@@ -50,9 +48,7 @@ struct load_flow {
 	int64_t sent_ns;
 	/* TLS load: the stream runs inside ssl (NULL: plain). */
 	SSL *ssl;
-	uint8_t *tx;                  /* upload: stream bytes SSL_write has not taken yet (a retry
-				       * must offer the same bytes) */
-	size_t tx_off, tx_len;
+	struct tls_tx tx;             /* upload: what SSL_write has not taken yet */
 	short rd_wants, wr_wants;     /* events the pending read and write wait for (0: none) */
 	short events;                 /* what ev watches now */
 	int failed;                   /* a TLS call failed inside a helper: close at the end */
@@ -174,8 +170,7 @@ static void load_flow_close(struct load_flow *f)
 	/* No close_notify (docs/protocol.md): a close is an EOF, as on a plain flow. */
 	SSL_free(f->ssl);
 	f->ssl = NULL;
-	free(f->tx);
-	f->tx = NULL;
+	tls_tx_free(&f->tx);
 	close(f->fd);
 	f->fd = -1;
 	f->outstanding = 0; /* a request still out is dropped, not lost */
@@ -343,42 +338,21 @@ static int load_tls_read(struct load_flow *f, size_t max)
 	return 0;
 }
 
-/* TLS upload: takes the next stream bytes from the writer into f->tx (committed, as sendmsg
- * commits them on a plain flow: a tag waits for the next record). */
-static void load_tls_fill(struct load_flow *f)
-{
-	f->tx_off = 0;
-	f->tx_len = record_writer_copy(&f->w, f->tx, LOAD_TLS_REC);
-}
-
 /* TLS upload: like the plain sendmsg, up to LOAD_CHUNK bytes while the socket takes them
- * (TCP_NOTSENT_LOWAT; our own unsent part is at most one TLS record). 0, or -1 after closing
- * f. */
+ * (TCP_NOTSENT_LOWAT; our own unsent part is at most one TLS record, a tag waiting for the
+ * next one). 0, or -1 after closing f. */
 static int load_tls_send(struct load_flow *f)
 {
-	size_t moved = 0;
+	size_t moved;
+	enum tls_io r = tls_tx_send(f->ssl, &f->tx, &f->w, LOAD_CHUNK, &moved);
 
-	while (moved < LOAD_CHUNK) {
-		size_t n;
-		enum tls_io r;
-
-		if (f->tx_off == f->tx_len)
-			load_tls_fill(f);
-		r = tls_write_nb(f->ssl, f->tx + f->tx_off, f->tx_len - f->tx_off, &n);
-		if (r != TLS_IO_OK) {
-			/* WANT_READ: wait for readability (not writability) before the retry. */
-			f->wr_wants = load_tls_wants(r);
-			if (f->wr_wants)
-				return 0;
-			log_debug("upload flow failed (TLS)");
-			load_flow_close(f);
-			return -1;
-		}
-		f->wr_wants = EV_WRITE;
-		f->tx_off += n;
-		moved += n;
-	}
-	return 0;
+	/* WANT_READ: wait for readability (not writability) before the retry. */
+	f->wr_wants = r == TLS_IO_OK ? EV_WRITE : load_tls_wants(r);
+	if (f->wr_wants)
+		return 0;
+	log_debug("upload flow failed (TLS)");
+	load_flow_close(f);
+	return -1;
 }
 
 static int load_flush_request(struct load_flow *f);
@@ -592,7 +566,7 @@ static int load_run_flow(struct load *l, struct event_base *base, struct load_fl
 		f->rd_wants = EV_READ;
 		f->wr_wants = f->up ? EV_WRITE : 0;
 		f->events = f->rd_wants | f->wr_wants;
-		if (f->up && (f->tx = malloc(LOAD_TLS_REC)) == NULL) {
+		if (f->up && tls_tx_init(&f->tx) < 0) {
 			snprintf(err, errlen, "out of memory");
 			return -1;
 		}

@@ -7,12 +7,14 @@
 #include <errno.h>
 #include <poll.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <openssl/err.h>
 #include <openssl/x509v3.h>
 
 #include "common/clock.h"
+#include "common/record.h"
 #include "common/wire.h"
 
 /* A TLS record header starts with content type 22 (handshake) and major version 3. As a
@@ -364,6 +366,42 @@ enum tls_io tls_write_nb(SSL *ssl, const void *buf, size_t len, size_t *n)
 {
 	/* tls_write_io only reads through the pointer. */
 	return tls_nb(ssl, (uint8_t *)(uintptr_t)buf, len, n, tls_write_io);
+}
+
+int tls_tx_init(struct tls_tx *tx)
+{
+	tx->off = tx->len = 0;
+	tx->buf = malloc(RECORD_COPY_MAX);
+	return tx->buf != NULL ? 0 : -1;
+}
+
+void tls_tx_free(struct tls_tx *tx)
+{
+	free(tx->buf);
+	tx->buf = NULL;
+}
+
+enum tls_io tls_tx_send(SSL *ssl, struct tls_tx *tx, struct record_writer *w, size_t budget,
+			size_t *moved)
+{
+	*moved = 0;
+	while (*moved < budget) {
+		enum tls_io r;
+		size_t n;
+
+		/* The bytes are committed to the stream here, as sendmsg would; they stay in buf
+		 * until SSL_write took them. */
+		if (tx->off == tx->len) {
+			tx->off = 0;
+			tx->len = record_writer_copy(w, tx->buf, RECORD_COPY_MAX);
+		}
+		r = tls_write_nb(ssl, tx->buf + tx->off, tx->len - tx->off, &n);
+		if (r != TLS_IO_OK)
+			return r;
+		tx->off += n;
+		*moved += n;
+	}
+	return TLS_IO_OK;
 }
 
 void tls_conn_info(SSL *ssl, struct tls_conn_info *info)

@@ -77,6 +77,24 @@ void tls_bulk_tune(SSL *ssl);
  * EOF or a reset by the peer; ERROR anything else (the error queue is cleared). */
 enum tls_io tls_read_nb(SSL *ssl, void *buf, size_t len, size_t *n);
 enum tls_io tls_write_nb(SSL *ssl, const void *buf, size_t len, size_t *n);
+
+struct record_writer;
+/* The sending side of a TLS bulk flow (either end): stream bytes taken from its record writer
+ * that SSL_write has not accepted yet. Each SSL_write gets at most RECORD_COPY_MAX (16 KiB,
+ * the largest TLS record), so each is one record; a call that returned WANT_* must be offered
+ * the same bytes again. */
+struct tls_tx {
+	uint8_t *buf; /* RECORD_COPY_MAX bytes from tls_tx_init */
+	size_t off, len;
+};
+
+TLS_WUR int tls_tx_init(struct tls_tx *tx); /* 0, or -1 when out of memory */
+void tls_tx_free(struct tls_tx *tx);
+/* Writes w's stream through ssl until budget bytes went (OK) or the call must wait (WANT_*:
+ * call again when the socket is ready), or CLOSED / ERROR. *moved: the stream bytes SSL_write
+ * took in this call, whatever it returns. */
+enum tls_io tls_tx_send(SSL *ssl, struct tls_tx *tx, struct record_writer *w, size_t budget,
+			size_t *moved);
 /* Version, cipher and kernel TLS of an established connection. */
 void tls_conn_info(SSL *ssl, struct tls_conn_info *info);
 

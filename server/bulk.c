@@ -28,9 +28,6 @@
 /* Enough iovecs for one chunk of the smallest records (two each) plus a partial record. */
 #define BULK_IOV (2 * (BULK_CHUNK / RECORD_SIZE_MIN) + 4)
 #define BULK_REQ_READ 4096 /* requests are 16 bytes: a download socket reads little */
-/* TLS: plaintext a sender hands to one SSL_write — the largest TLS record, so each write is
- * one record. */
-#define BULK_TLS_REC RECORD_COPY_MAX
 
 /* Shared read-only payload for senders, filled once with random bytes (incompressible) by
  * bulk_init before the worker threads start; scratch space for sinks, one per thread (each
@@ -89,7 +86,7 @@ void bulk_close(struct bulk_flow *f)
 	event_free(f->ev);
 	/* No close_notify (docs/protocol.md): a close is an EOF, as on a plain flow. */
 	SSL_free(f->ssl);
-	free(f->tx);
+	tls_tx_free(&f->tx);
 	close(f->fd);
 	free(f);
 	if (down)
@@ -346,45 +343,25 @@ static int bulk_tls_read_requests(struct bulk_flow *f)
 	return 0;
 }
 
-/* TLS download: takes the next stream bytes from the writer into f->tx. They are committed
- * (an echo waits for the next record) as sendmsg commits them on a plain flow. */
-static void bulk_tls_fill(struct bulk_flow *f)
-{
-	f->tx_off = 0;
-	f->tx_len = record_writer_copy(&f->w, f->tx, BULK_TLS_REC);
-}
-
 /* TLS download: like the plain sendmsg, up to BULK_CHUNK bytes while the socket takes them
- * (TCP_NOTSENT_LOWAT keeps the kernel's unsent part small; ours is at most one TLS record).
- * Goodput counts application bytes. 0, or -1 after closing f. */
+ * (TCP_NOTSENT_LOWAT keeps the kernel's unsent part small; ours is at most one TLS record, an
+ * echo waiting for the next one). Goodput counts application bytes. 0, or -1 after closing f. */
 static int bulk_tls_send(struct bulk_flow *f)
 {
-	size_t moved = 0;
+	size_t moved;
+	enum tls_io r = tls_tx_send(f->ssl, &f->tx, &f->w, BULK_CHUNK, &moved);
 
-	while (moved < BULK_CHUNK) {
-		size_t n;
-		enum tls_io r;
-
-		if (f->tx_off == f->tx_len)
-			bulk_tls_fill(f);
-		r = tls_write_nb(f->ssl, f->tx + f->tx_off, f->tx_len - f->tx_off, &n);
-		if (r != TLS_IO_OK) {
-			/* WANT_READ: wait for readability (not writability) before the retry. */
-			f->wr_wants = bulk_tls_wants(r);
-			if (f->wr_wants)
-				return 0;
-			log_debug("session %llu: download flow %u ended", (unsigned long long)f->sess->id,
-				  f->flow_id);
-			bulk_close(f);
-			return -1;
-		}
-		f->wr_wants = EV_WRITE;
-		f->tx_off += n;
-		moved += n;
-		f->sess->down_tx_bytes += (uint64_t)n;
+	f->sess->down_tx_bytes += (uint64_t)moved;
+	if (moved > 0)
 		f->active_ns = clock_mono_ns();
-	}
-	return 0;
+	/* WANT_READ: wait for readability (not writability) before the retry. */
+	f->wr_wants = r == TLS_IO_OK ? EV_WRITE : bulk_tls_wants(r);
+	if (f->wr_wants)
+		return 0;
+	log_debug("session %llu: download flow %u ended", (unsigned long long)f->sess->id,
+		  f->flow_id);
+	bulk_close(f);
+	return -1;
 }
 
 static void bulk_tls_send_callback(evutil_socket_t fd, short what, void *arg)
@@ -469,7 +446,7 @@ static int bulk_tls_init(struct bulk_flow *f)
 	f->rd_wants = EV_READ;
 	f->wr_wants = up ? 0 : EV_WRITE;
 	f->events = f->rd_wants | f->wr_wants;
-	if (!up && (f->tx = malloc(BULK_TLS_REC)) == NULL)
+	if (!up && tls_tx_init(&f->tx) < 0)
 		return -1;
 	return 0;
 }
@@ -528,7 +505,7 @@ int bulk_attach_ssl(struct session *sess, int fd, SSL *ssl, const struct wire_da
 		if (f->ev)
 			event_free(f->ev);
 		SSL_free(ssl);
-		free(f->tx);
+		tls_tx_free(&f->tx);
 		close(fd);
 		free(f);
 		return -1;

@@ -10,6 +10,7 @@
 #include <event2/event.h>
 
 #include "common/record.h"
+#include "common/tls.h"
 #include "server/ctx.h"
 
 struct bulk_flow {
@@ -29,9 +30,7 @@ struct bulk_flow {
 	struct bulk_flow *next;
 	/* TLS load (docs/protocol.md): the record stream runs inside ssl; NULL: plain TCP. */
 	struct ssl_st *ssl;
-	uint8_t *tx;                   /* download: stream bytes taken from w, not yet accepted by
-					* SSL_write (a retry must offer the same bytes) */
-	size_t tx_off, tx_len;
+	struct tls_tx tx;              /* download: what SSL_write has not taken yet */
 	short rd_wants, wr_wants;      /* events the pending read and write wait for (0: none) */
 	short events;                  /* what ev watches now */
 	int failed;                    /* a TLS call failed inside a helper: close at the end */
