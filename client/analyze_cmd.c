@@ -10,10 +10,11 @@
 
 #include <json-c/json.h>
 
-#include "client/pcapanalyze.h"
+#include "client/report/json_parts.h"
 #include "common/clock.h"
 #include "common/jsonb.h"
 #include "common/log.h"
+#include "probes/pcapanalyze.h"
 
 static void analyze_usage(FILE *f)
 {
@@ -150,42 +151,6 @@ static void analyze_text(FILE *out, const char *name, int dlt, const struct pa_s
 
 /* ---- JSON ---- */
 
-static json_object *analyze_json_rtt(struct jb *b, const struct pa_rtt *r)
-{
-	json_object *o = jb_obj(b);
-
-	jb_add(b, o, "n", jb_int(b, (int64_t)r->n));
-	jb_add(b, o, "min", jb_num(b, r->min_ms, 3));
-	jb_add(b, o, "p50", jb_num(b, r->p50_ms, 3));
-	jb_add(b, o, "p95", jb_num(b, r->p95_ms, 3));
-	jb_add(b, o, "p99", jb_num(b, r->p99_ms, 3));
-	jb_add(b, o, "max", jb_num(b, r->max_ms, 3));
-	jb_add(b, o, "increase", jb_num(b, r->increase_ms, 3));
-	return o;
-}
-
-json_object *analyze_json_dir(struct jb *b, const struct pa_dir *d)
-{
-	json_object *o = jb_obj(b), *ecn = jb_obj(b);
-
-	jb_add(b, o, "packets", jb_int(b, (int64_t)d->packets));
-	jb_add(b, o, "bytes", jb_int(b, (int64_t)d->bytes));
-	jb_add(b, o, "payload_bytes", jb_int(b, (int64_t)d->payload_bytes));
-	jb_add(b, o, "throughput_mbps", jb_num(b, d->mbps, 3));
-	jb_add(b, o, "data_segments", jb_int(b, (int64_t)d->data_segments));
-	jb_add(b, o, "retransmissions", jb_int(b, (int64_t)d->retrans));
-	jb_add(b, o, "retransmission_pct", jb_num(b, d->retrans_pct, 3));
-	jb_add(b, ecn, "ce", jb_int(b, (int64_t)d->ce));
-	jb_add(b, ecn, "ect0", jb_int(b, (int64_t)d->ect0));
-	jb_add(b, ecn, "ect1", jb_int(b, (int64_t)d->ect1));
-	jb_add(b, o, "ecn", ecn);
-	jb_add(b, o, "flows", jb_int(b, (int64_t)d->flows));
-	jb_add(b, o, "rtt_ms", analyze_json_rtt(b, &d->rtt));
-	jb_add(b, o, "rtt_server_ms", analyze_json_rtt(b, &d->rtt_server));
-	jb_add(b, o, "rtt_client_ms", analyze_json_rtt(b, &d->rtt_client));
-	return o;
-}
-
 static json_object *analyze_json(const char *name, int dlt, const struct pa_summary *s,
 				  const char *warning, struct jb *b)
 {
@@ -201,8 +166,8 @@ static json_object *analyze_json(const char *name, int dlt, const struct pa_summ
 	jb_add(b, o, "untracked_packets", jb_int(b, (int64_t)s->untracked));
 	jb_add(b, o, "probe_requests", jb_int(b, (int64_t)s->probe_requests));
 	jb_add(b, o, "probe_replies", jb_int(b, (int64_t)s->probe_replies));
-	jb_add(b, o, "up", analyze_json_dir(b, &s->up));
-	jb_add(b, o, "down", analyze_json_dir(b, &s->down));
+	jb_add(b, o, "up", report_json_pa_dir(b, &s->up));
+	jb_add(b, o, "down", report_json_pa_dir(b, &s->down));
 	jb_add(b, o, "truncated", jb_bool(b, warning != NULL));
 	jb_add(b, o, "warning", jb_str(b, warning));
 	return o;

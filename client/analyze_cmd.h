@@ -8,7 +8,7 @@
 #include <json-c/json.h>
 #include <pcap/pcap.h>
 
-#include "client/pcapanalyze.h"
+#include "probes/pcapanalyze.h"
 
 struct jb;
 
@@ -22,8 +22,5 @@ int analyze_main(int argc, char **argv);
  * (err says so; the summary covers what was read), or -1 with one sentence in err and nothing
  * written. name labels the summary. */
 int analyze_capture(pcap_t *p, const char *name, int json, FILE *out, char *err, size_t errlen);
-
-/* One direction's summary as JSON (shared with the test report's "capture" section). */
-json_object *analyze_json_dir(struct jb *b, const struct pa_dir *d);
 
 #endif

@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
-#include "client/pcapanalyze.h"
+#include "probes/pcapanalyze.h"
 
 #define PCAP_CAPTURE_SNAPLEN 192 /* link + IP + TCP with options, or UDP + the 64-byte probe
 				  * header; never the bulk payload */

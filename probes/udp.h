@@ -7,8 +7,19 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
-#include "client/result.h"
 #include "common/wire.h"
+
+/* One UDP probe as the client saw it. Times are client CLOCK_MONOTONIC ns except srv_*. */
+struct probe_rec {
+	uint32_t seq;
+	uint8_t received;     /* a valid reply arrived */
+	uint8_t ts_kernel;    /* rtt used a kernel receive timestamp */
+	int64_t send_ns;
+	int64_t rtt_ns;       /* valid if received */
+	int64_t srv_rx_ns;    /* server clock */
+	int64_t srv_tx_ns;
+	uint64_t srv_count;   /* server's received count when it answered */
+};
 
 struct udp_probe_config {
 	struct sockaddr_storage server; /* reflector address */

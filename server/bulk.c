@@ -20,7 +20,6 @@
 #include "common/sock.h"
 #include "common/tls.h"
 #include "common/util.h"
-#include "server/control.h"
 #include "server/worker.h"
 
 #define BULK_CHUNK (256 * 1024)

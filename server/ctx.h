@@ -10,7 +10,7 @@
 #include <event2/event.h>
 
 #include "server/limits.h"
-#include "server/server.h"
+#include "server/config.h"
 #include "server/session.h"
 
 struct worker_pool;

@@ -292,6 +292,13 @@ static int server_lock_init(pthread_mutex_t *m)
 	return rc;
 }
 
+/* The stages the workers run: the accept stage's hand-over and the sessions' shutdown. */
+static const struct worker_ops server_worker_ops = {
+	.run = accept_job_run,
+	.drop = accept_job_drop,
+	.shutdown = control_shutdown_all,
+};
+
 /* Starts the workers (once no more sockets are bound and privileges are gone: they are
  * threads) and says how many; 0 or -1 after logging. */
 static int server_start_workers(struct server_ctx *srv, const struct server_config *cfg)
@@ -300,7 +307,7 @@ static int server_start_workers(struct server_ctx *srv, const struct server_conf
 
 	/* The senders' payload is filled before any worker can read it. */
 	bulk_init();
-	srv->workers = worker_pool_start(srv, srv->base, n);
+	srv->workers = worker_pool_start(srv, srv->base, n, &server_worker_ops);
 	if (srv->workers == NULL)
 		return -1;
 	srv->tests_remote = worker_pool_threaded(srv->workers);

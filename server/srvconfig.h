@@ -6,7 +6,7 @@
 
 #include <stddef.h>
 
-#include "server/server.h"
+#include "server/config.h"
 
 #define SRVCONFIG_DEFAULT_PATH "/etc/bloatmeter/bloatmeterd.conf"
 #define SRVCONFIG_MAX_FILE (64 * 1024) /* bytes of a configuration file */

@@ -11,9 +11,6 @@
 #include <unistd.h>
 
 #include "common/log.h"
-#include "server/accept.h"
-#include "server/control.h"
-#include "server/ctx.h"
 
 struct worker {
 	int index;
@@ -34,6 +31,7 @@ struct worker {
 
 struct worker_pool {
 	struct server_ctx *srv;
+	struct worker_ops ops;
 	int n;
 	int threaded;
 	unsigned next;                /* worker_pick's turn (main thread only) */
@@ -64,7 +62,7 @@ static void worker_queue_callback(evutil_socket_t fd, short what, void *arg)
 	while (j != NULL) {
 		struct worker_job *next = j->next;
 
-		accept_job_run(w->pool->srv, w->index, w->base, j);
+		w->pool->ops.run(w->pool->srv, w->index, w->base, j);
 		j = next;
 	}
 }
@@ -73,7 +71,7 @@ static void worker_shutdown_callback(evutil_socket_t fd, short what, void *arg)
 {
 	struct worker *w = arg;
 
-	control_shutdown_all(w->pool->srv, w->index);
+	w->pool->ops.shutdown(w->pool->srv, w->index);
 }
 
 static void worker_stop_callback(evutil_socket_t fd, short what, void *arg)
@@ -166,7 +164,8 @@ static int worker_init(struct worker_pool *p, struct worker *w, int i, struct ev
 	return w->q_ev && w->shutdown_ev && w->stop_ev ? 0 : -1;
 }
 
-struct worker_pool *worker_pool_start(struct server_ctx *srv, struct event_base *main_base, int n)
+struct worker_pool *worker_pool_start(struct server_ctx *srv, struct event_base *main_base, int n,
+				       const struct worker_ops *ops)
 {
 	struct worker_pool *p;
 
@@ -178,6 +177,7 @@ struct worker_pool *worker_pool_start(struct server_ctx *srv, struct event_base 
 		return NULL;
 	}
 	p->srv = srv;
+	p->ops = *ops;
 	p->n = n;
 	p->threaded = n > 1;
 	for (int i = 0; i < n; i++) {
@@ -228,7 +228,7 @@ void worker_pool_free(struct worker_pool *p)
 			struct worker_job *j = w->q;
 
 			w->q = j->next;
-			accept_job_drop(p->srv, j);
+			p->ops.drop(p->srv, j);
 		}
 		worker_close_objs(w);
 		if (w->q_ev)

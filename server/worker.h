@@ -59,9 +59,21 @@ struct worker_job {
 	uint8_t data[];
 };
 
+/* What the pool does with what it carries, handed over by its owner (server/server.c) so the
+ * pool knows nothing of the stages above it: run takes over a job on worker's thread (base
+ * its base) and frees it; drop closes a job never taken over (the pool stopped) and frees it;
+ * shutdown sends the shutdown notice to worker's sessions, on its thread. */
+struct worker_ops {
+	void (*run)(struct server_ctx *srv, int worker, struct event_base *base,
+		    struct worker_job *j);
+	void (*drop)(struct server_ctx *srv, struct worker_job *j);
+	void (*shutdown)(struct server_ctx *srv, int worker);
+};
+
 /* Starts n workers (n ≥ 1). With n = 1 the only worker is the main thread's base (no thread,
  * as before workers existed); otherwise n threads with a base each. NULL after logging. */
-struct worker_pool *worker_pool_start(struct server_ctx *srv, struct event_base *main_base, int n);
+struct worker_pool *worker_pool_start(struct server_ctx *srv, struct event_base *main_base, int n,
+				       const struct worker_ops *ops);
 /* Stops and joins the threads (their sessions stay, for the caller to close). */
 void worker_pool_stop(struct worker_pool *p);
 /* Frees the pool and the bases; call after the sessions are closed. Closes queued jobs and
@@ -76,7 +88,7 @@ int worker_pick(struct worker_pool *p);
 /* Queues job for worker i and wakes it; it then owns job and its fd. -1 (job untouched) if
  * the pool is stopping. */
 int worker_submit(struct worker_pool *p, int i, struct worker_job *job);
-/* Tells every worker to send the shutdown notice to its sessions (control_shutdown_all). */
+/* Tells every worker to send the shutdown notice to its sessions (ops->shutdown). */
 void worker_pool_shutdown(struct worker_pool *p);
 /* The base of worker i. */
 struct event_base *worker_base(const struct worker_pool *p, int i);

@@ -8,7 +8,7 @@
 #include <event2/buffer.h>
 #include <json-c/json.h>
 
-#include "client/ctrl.h"
+#include "client/run/ctrl.h"
 #include "common/frame.h"
 #include "common/wire.h"
 

@@ -16,8 +16,8 @@
 #include <pcap/pcap.h>
 
 #include "client/analyze_cmd.h"
-#include "client/pcapanalyze.h"
-#include "client/result.h"
+#include "client/model/result.h"
+#include "probes/pcapanalyze.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

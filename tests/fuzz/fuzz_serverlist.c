@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "client/fleet.h"
+#include "client/model/fleet.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -19,7 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "client/ctrl.h"
+#include "client/run/ctrl.h"
 #include "common/clock.h"
 #include "common/sock.h"
 #include "common/util.h"

@@ -19,8 +19,8 @@
 #include <event2/buffer.h>
 #include <event2/event.h>
 
-#include "client/ctrl.h"
-#include "client/load.h"
+#include "client/run/ctrl.h"
+#include "client/run/load.h"
 #include "common/clock.h"
 #include "common/frame.h"
 #include "common/record.h"

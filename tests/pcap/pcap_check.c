@@ -24,14 +24,14 @@
 #include <unistd.h>
 
 #include "client/analyze_cmd.h"
-#include "client/pcapanalyze.h"
-#include "client/result.h"
+#include "client/model/result.h"
 #include "common/clock.h"
 #include "common/log.h"
 #include "common/sock.h"
 #include "common/stats.h"
 #include "common/wire.h"
 #include "probes/pcap.h"
+#include "probes/pcapanalyze.h"
 
 static int check_server(const char *s, struct sockaddr_storage *ss)
 {

@@ -16,7 +16,7 @@
 
 #include <event2/thread.h>
 
-#include "client/ctrl.h"
+#include "client/run/ctrl.h"
 #include "common/clock.h"
 #include "common/sock.h"
 #include "common/util.h"

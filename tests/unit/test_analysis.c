@@ -11,9 +11,9 @@
 
 #include <cmocka.h>
 
-#include "client/analysis.h"
-#include "client/config.h"
-#include "client/result.h"
+#include "client/analysis/analysis.h"
+#include "client/model/config.h"
+#include "client/model/result.h"
 
 #define MS (1000000LL)
 #define SEC (1000000000LL)

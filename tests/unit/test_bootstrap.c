@@ -9,7 +9,7 @@
 
 #include <cmocka.h>
 
-#include "client/bootstrap.h"
+#include "client/analysis/bootstrap.h"
 
 #define N 1000
 

@@ -10,7 +10,7 @@
 
 #include <cmocka.h>
 
-#include "client/clocksync.h"
+#include "client/analysis/clocksync.h"
 
 #define MS 1000000LL
 #define SEC 1000000000LL

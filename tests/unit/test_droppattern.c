@@ -10,8 +10,8 @@
 
 #include <cmocka.h>
 
-#include "client/analysis.h"
-#include "client/droppattern.h"
+#include "client/analysis/analysis.h"
+#include "client/analysis/droppattern.h"
 
 #define MS 1000000LL
 #define STEP (10 * MS)

@@ -16,7 +16,8 @@
 
 #include <cmocka.h>
 
-#include "client/fleet.h"
+#include "client/model/fleet.h"
+#include "client/run/fleetrace.h"
 
 static struct fleet *new_fleet(void)
 {

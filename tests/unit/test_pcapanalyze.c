@@ -22,10 +22,10 @@
 #include <pcap/pcap.h>
 
 #include "client/analyze_cmd.h"
-#include "client/pcapanalyze.h"
-#include "client/result.h"
+#include "client/model/result.h"
 #include "common/wire.h"
 #include "probes/pcap.h"
+#include "probes/pcapanalyze.h"
 
 #define T0_NS (1700000000LL * 1000000000LL)
 #define MS(x) ((int64_t)(x) * 1000000LL)

@@ -10,9 +10,9 @@
 
 #include <cmocka.h>
 
-#include "client/probestats.h"
-#include "client/result.h"
-#include "client/rpm.h"
+#include "client/analysis/probestats.h"
+#include "client/analysis/rpm.h"
+#include "client/model/result.h"
 #include "common/clock.h"
 
 static void add(struct probe_series *ps, int64_t t_ms, double rtt_ms, enum sample_status st,

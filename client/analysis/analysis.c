@@ -1,0 +1,772 @@
+/* analysis: steady-window detection, goodput, RTT summaries, loss split and the buffer
+ * estimator (see docs/methods.md). */
+#include "client/analysis/analysis.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "client/analysis/analysis_probes.h"
+#include "client/analysis/bootstrap.h"
+#include "client/analysis/clocksync.h"
+#include "client/analysis/droppattern.h"
+#include "client/analysis/probestats.h"
+#include "common/clock.h"
+
+static const char *const buffer_method[] = {
+	[DELAY_RTT] = "lower quartile of the 1 s maxima of queueing delay (RTT - idle min RTT) over the steady window; bytes = ms x IP-level goodput",
+	[DELAY_UP] = "lower quartile of the 1 s maxima of upstream one-way queueing delay (OWD - idle min OWD, clock offset and drift removed) over the steady window; bytes = ms x IP-level goodput",
+	[DELAY_DOWN] = "lower quartile of the 1 s maxima of downstream one-way queueing delay (OWD - idle min OWD, clock offset and drift removed) over the steady window; bytes = ms x IP-level goodput",
+};
+
+/* Cumulative bytes at time t, interpolated; NAN outside the series. */
+static double bytes_at(const struct tput_rec *s, size_t n, int64_t t)
+{
+	size_t lo = 0, hi;
+
+	if (n == 0 || t < s[0].t_ns || t > s[n - 1].t_ns)
+		return NAN;
+	hi = n - 1;
+	while (hi - lo > 1) { /* s is ordered by time */
+		size_t mid = (lo + hi) / 2;
+
+		if (s[mid].t_ns <= t)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	if (s[hi].t_ns == s[lo].t_ns)
+		return (double)s[hi].bytes;
+	return (double)s[lo].bytes + (double)(s[hi].bytes - s[lo].bytes) *
+					     (double)(t - s[lo].t_ns) / (double)(s[hi].t_ns - s[lo].t_ns);
+}
+
+double analysis_rate_bps(const struct tput_rec *s, size_t n, int64_t from, int64_t to)
+{
+	double a = bytes_at(s, n, from), b = bytes_at(s, n, to);
+
+	if (to <= from || isnan(a) || isnan(b))
+		return NAN;
+	return (b - a) * 8.0 * NS_PER_SEC / (double)(to - from);
+}
+
+static double mean_of(const double *v, int n)
+{
+	double m = 0;
+
+	for (int i = 0; i < n; i++)
+		m += v[i] / n;
+	return m;
+}
+
+int64_t analysis_steady_start(const struct tput_rec *s, size_t n, int64_t from, int64_t to,
+			      int64_t iv, double tol)
+{
+	enum { W = ANALYSIS_STEADY_INTERVALS };
+	double g[W], ma[W];
+
+	for (int k = 0; from + (int64_t)(k + 1) * iv <= to; k++) {
+		double mean;
+		int stable = 1;
+
+		g[k % W] = analysis_rate_bps(s, n, from + (int64_t)k * iv, from + (int64_t)(k + 1) * iv);
+		if (k + 1 < W)
+			continue;
+		ma[(k + 1 - W) % W] = mean_of(g, W); /* moving average over the last W intervals */
+		if (k + 2 < 2 * W)
+			continue; /* need W moving averages */
+		mean = mean_of(ma, W);
+		if (isnan(mean) || mean <= 0)
+			continue;
+		for (int i = 0; i < W; i++)
+			if (fabs(ma[i] - mean) > tol * mean)
+				stable = 0;
+		if (stable)
+			return from + (int64_t)(k + 1) * iv;
+	}
+	return -1;
+}
+
+/* Index range [*a, *b) of probes sent in [from, to); probes are in send order. */
+static void probe_range(const struct probe_rec *p, size_t n, int64_t from, int64_t to, size_t *a,
+			size_t *b)
+{
+	size_t i = 0;
+
+	while (i < n && p[i].send_ns < from)
+		i++;
+	*a = i;
+	while (i < n && p[i].send_ns < to)
+		i++;
+	*b = i;
+}
+
+/* value(probe) of the replies to probes sent in [from, to), in send order (caller frees); NULL
+ * when out of memory. */
+static double *window_values(const struct probe_rec *p, size_t n, int64_t from, int64_t to,
+			     double (*value)(const struct probe_rec *), size_t *m)
+{
+	size_t a, b;
+	double *v;
+
+	probe_range(p, n, from, to, &a, &b);
+	*m = 0;
+	v = malloc((b - a + 1) * sizeof(*v));
+	if (v == NULL)
+		return NULL;
+	for (size_t i = a; i < b; i++)
+		if (p[i].received)
+			v[(*m)++] = value(&p[i]);
+	return v;
+}
+
+/* The summary of value(probe) over the replies to probes sent in [from, to). */
+static void analysis_window_summary(const struct probe_rec *p, size_t n, int64_t from, int64_t to,
+				    double (*value)(const struct probe_rec *),
+				    struct stats_summary *out)
+{
+	size_t m;
+	double *v = window_values(p, n, from, to, value, &m);
+
+	memset(out, 0, sizeof(*out));
+	if (v == NULL)
+		return;
+	(void)stats_summarize(v, m, out);
+	free(v);
+}
+
+static double probe_rtt_ms(const struct probe_rec *p)
+{
+	return ns_to_ms(p->rtt_ns);
+}
+
+/* Server hold time (µs, reply send − request receive on the server's clock); the reply check
+ * guarantees tx ≥ rx. */
+static double probe_hold_us(const struct probe_rec *p)
+{
+	return (double)(p->srv_tx_ns - p->srv_rx_ns) / 1e3;
+}
+
+void analysis_rtt(const struct probe_rec *p, size_t n, int64_t from, int64_t to,
+		  struct stats_summary *out)
+{
+	analysis_window_summary(p, n, from, to, probe_rtt_ms, out);
+}
+
+static void analysis_server_hold(const struct probe_rec *p, size_t n, int64_t from, int64_t to,
+				 struct stats_summary *out)
+{
+	analysis_window_summary(p, n, from, to, probe_hold_us, out);
+}
+
+double analysis_jitter(const struct probe_rec *p, size_t n, int64_t from, int64_t to)
+{
+	size_t m;
+	double *v = window_values(p, n, from, to, probe_rtt_ms, &m), j;
+
+	if (v == NULL)
+		return NAN;
+	j = probestats_jitter(v, m);
+	free(v);
+	return j;
+}
+
+void analysis_loss(const struct probe_rec *p, size_t n, uint64_t final_count, int64_t from,
+		   int64_t to, struct phase_result *ph)
+{
+	double up = 0, down = 0, *share = malloc((n + 1) * sizeof(*share));
+	size_t a, b;
+
+	probe_range(p, n, from, to, &a, &b);
+	ph->probes_sent = b - a;
+	ph->probes_received = 0;
+	if (share)
+		droppattern_shares(p, n, final_count, share);
+	for (size_t i = a; i < b; i++) {
+		if (p[i].received) {
+			ph->probes_received++;
+			continue;
+		}
+		up += share ? share[i] : 1.0;
+		down += share ? 1 - share[i] : 0.0;
+	}
+	free(share);
+	/* Round the total, then split it, so fractional shares never count a probe twice. */
+	ph->lost_up = (size_t)llround(up);
+	ph->lost_down = (size_t)llround(up + down) - ph->lost_up;
+	ph->loss_up_pct = ph->probes_sent ? 100.0 * up / (double)ph->probes_sent : NAN;
+	/* Downstream loss is conditional: replies lost out of requests that reached the server. */
+	ph->loss_down_pct = (double)ph->probes_sent - up > 0
+				    ? 100.0 * down / ((double)ph->probes_sent - up) : NAN;
+}
+
+static double probe_delay_ms(const struct probe_rec *p, const struct delay_ref *ref)
+{
+	switch (ref->kind) {
+	case DELAY_UP:
+		return clocksync_owd_up(ref->sync, p) / 1e6;
+	case DELAY_DOWN:
+		return clocksync_owd_down(ref->sync, p) / 1e6;
+	case DELAY_RTT:
+		break;
+	}
+	return ns_to_ms(p->rtt_ns);
+}
+
+size_t analysis_queue_samples(const struct probe_rec *p, size_t n, int64_t from, int64_t to,
+			      const struct delay_ref *ref, double *q)
+{
+	size_t a, b, m = 0;
+
+	probe_range(p, n, from, to, &a, &b);
+	for (size_t i = a; i < b; i++)
+		if (p[i].received)
+			q[m++] = probe_delay_ms(&p[i], ref) - ref->base_ms;
+	return m;
+}
+
+static double max_of(const double *v, size_t n)
+{
+	double x = v[0];
+
+	for (size_t i = 1; i < n; i++)
+		x = v[i] > x ? v[i] : x;
+	return x;
+}
+
+/* Maxima of consecutive blocks of `block` samples of the time-ordered q (a last block shorter
+ * than half a block is dropped: its maximum would see too little of the sawtooth). A window
+ * shorter than half a block is one block. */
+size_t analysis_block_maxima(const double *q, size_t m, size_t block, double *out)
+{
+	size_t nb = 0;
+
+	if (m == 0)
+		return 0;
+	if (block == 0)
+		block = 1;
+	for (size_t i = 0; i < m; i += block) {
+		size_t end = i + block < m ? i + block : m;
+
+		if (end - i < (block + 1) / 2)
+			break;
+		out[nb++] = max_of(q + i, end - i);
+	}
+	if (nb == 0)
+		out[nb++] = max_of(q, m);
+	return nb;
+}
+
+/* The 95 % interval over the sorted 1 s maxima mx. Low: a bootstrap of the lower quartile (the
+ * maxima are 1 s apart, so nearly independent). High: that bootstrap describes how the seconds
+ * vary, not how far the queue's top lies above them — a CUBIC sawtooth reaches the top only
+ * every few seconds, so most seconds' maxima lie below it. The top is at least the highest
+ * second's maximum and at most two packets above it (analysis_buffer_resolution); from four
+ * seconds on the second highest stands in for it, so that one second a host stall raised
+ * cannot stretch the interval. The high end starts from the larger of the two. Bytes follow
+ * at the same rate. */
+static void analysis_buffer_ci(const double *mx, size_t nb, double ip_rate_bps,
+			       struct buffer_estimate *out)
+{
+	double lo, hi, top = mx[nb >= 4 ? nb - 2 : nb - 1];
+
+	if (bootstrap_percentile_ci(mx, nb, 1, ANALYSIS_BLOCK_MAX_QUANTILE, 400, 0.95,
+				    0x626c6f61746d6574ULL ^ nb, &lo, &hi) < 0)
+		return;
+	out->unstable = (hi - lo) / 2 > 0.2 * fabs(out->ms);
+	hi = hi > top ? hi : top;
+	out->has_ci = 1;
+	out->ci_low_ms = lo < 0 ? 0 : lo;
+	out->ci_high_ms = hi < 0 ? 0 : hi;
+	out->ci_low_bytes = isnan(ip_rate_bps) ? NAN : out->ci_low_ms / 1000.0 * ip_rate_bps / 8.0;
+	out->ci_high_bytes = isnan(ip_rate_bps) ? NAN : out->ci_high_ms / 1000.0 * ip_rate_bps / 8.0;
+}
+
+int analysis_buffer(const struct probe_rec *p, size_t n, int64_t from, int64_t to,
+		    const struct delay_ref *ref, double ip_rate_bps, struct buffer_estimate *out)
+{
+	size_t m = 0, nb, block;
+	double *q = malloc(2 * (n + 1) * sizeof(*q)), *mx;
+
+	memset(out, 0, sizeof(*out));
+	out->method = buffer_method[ref->kind];
+	if (q == NULL || isnan(ref->base_ms))
+		goto none;
+	mx = q + n + 1;
+	m = analysis_queue_samples(p, n, from, to, ref, q);
+	if (m == 0)
+		goto none;
+	/* Samples per second of the window: blocks of 1 s hold one or more sawtooth tops. */
+	block = to > from ? (size_t)llround((double)m * NS_PER_SEC / (double)(to - from)) : m;
+	nb = analysis_block_maxima(q, m, block ? block : 1, mx);
+	if (nb == 0)
+		goto none;
+	stats_sort(mx, nb);
+	out->ms = stats_percentile_sorted(mx, nb, ANALYSIS_BLOCK_MAX_QUANTILE);
+	analysis_buffer_ci(mx, nb, ip_rate_bps, out);
+	stats_sort(q, m);
+	out->q_max_ms = q[m - 1];
+	out->valid = 1;
+	out->samples = m;
+	if (out->ms < 0)
+		out->ms = 0;
+	out->q_p50_ms = stats_percentile_sorted(q, m, 50);
+	out->q_p99_ms = stats_percentile_sorted(q, m, 99);
+	out->bytes = isnan(ip_rate_bps) ? NAN : out->ms / 1000.0 * ip_rate_bps / 8.0;
+	free(q);
+	return 0;
+none:
+	free(q);
+	return -1;
+}
+
+/* The window over which a loaded phase is judged: from saturation of every loaded direction
+ * to the end. Falls back to the second half (and says so) when it never saturated. */
+static void analysis_window(struct test_result *r, struct phase_result *ph)
+{
+	int64_t sd = -1, su = -1, start;
+	int down = ph->kind == PHASE_DOWNLOAD || ph->kind == PHASE_BIDIR;
+	int up = ph->kind == PHASE_UPLOAD || ph->kind == PHASE_BIDIR;
+
+	if (down)
+		sd = analysis_steady_start(r->down, r->ndown, ph->start_ns, ph->end_ns,
+					   ANALYSIS_STEADY_INTERVAL_NS, ANALYSIS_STEADY_TOLERANCE);
+	if (up)
+		su = analysis_steady_start(r->up, r->nup, ph->start_ns, ph->end_ns,
+					   ANALYSIS_STEADY_INTERVAL_NS, ANALYSIS_STEADY_TOLERANCE);
+	ph->saturated = (!down || sd >= 0) && (!up || su >= 0);
+	start = sd > su ? sd : su;
+	if (!ph->saturated) {
+		start = ph->start_ns + (ph->end_ns - ph->start_ns) / 2;
+		result_warn(r, "the %s phase never reached stable goodput; its figures use the second half of the phase and its buffer estimate is a lower bound",
+			    phase_name(ph->kind));
+	}
+	ph->steady_start_ns = ph->saturated ? start : -1;
+	ph->down_mbps = down ? analysis_rate_bps(r->down, r->ndown, start, ph->end_ns) / 1e6 : NAN;
+	ph->up_mbps = up ? analysis_rate_bps(r->up, r->nup, start, ph->end_ns) / 1e6 : NAN;
+}
+
+/* Baseline RTT: the idle phase's minimum, else the whole run's minimum (flagged). */
+static void analysis_baseline(struct test_result *r, double *idle_p50)
+{
+	*idle_p50 = NAN;
+	for (int i = 0; i < r->nphases; i++) {
+		if (r->phases[i].kind == PHASE_IDLE && r->phases[i].rtt_ms.n > 0) {
+			r->rtt0_ms = r->phases[i].rtt_ms.min;
+			*idle_p50 = r->phases[i].rtt_ms.p50;
+			return;
+		}
+	}
+	for (size_t i = 0; i < r->nprobes; i++)
+		if (r->probes[i].received &&
+		    (isnan(r->rtt0_ms) || ns_to_ms(r->probes[i].rtt_ns) < r->rtt0_ms))
+			r->rtt0_ms = ns_to_ms(r->probes[i].rtt_ns);
+	result_warn(r, "no idle phase: the baseline RTT is the minimum of the whole run and one-way delays are unavailable");
+}
+
+static struct delay_ref delay_ref_for(const struct test_result *r, enum delay_kind oneway);
+
+/* Minimum one-way delays (ms) of replies to probes sent in [from, to). */
+static void owd_minimum(const struct test_result *r, int64_t from, int64_t to, double *up,
+			double *down)
+{
+	*up = *down = NAN;
+	for (size_t i = 0; i < r->nprobes; i++) {
+		const struct probe_rec *p = &r->probes[i];
+		double u, d;
+
+		if (!p->received || p->send_ns < from || p->send_ns >= to)
+			continue;
+		u = clocksync_owd_up(&r->sync, p) / 1e6;
+		d = clocksync_owd_down(&r->sync, p) / 1e6;
+		if (isnan(*up) || u < *up)
+			*up = u;
+		if (isnan(*down) || d < *down)
+			*down = d;
+	}
+}
+
+/* Clock offset from the idle phase (before the load) and the drain after the last loaded
+ * phase (after it), then the one-way baselines. Leaves r->sync invalid, with a warning, when
+ * one-way delays cannot be trusted; the estimates then fall back to RTT. */
+static void analysis_sync(struct test_result *r)
+{
+	const struct phase_result *idle = result_find_phase(r, PHASE_IDLE);
+	int64_t last_end = INT64_MIN;
+
+	if (idle == NULL)
+		return; /* analysis_baseline already said so */
+	for (int i = 0; i < r->nphases; i++)
+		if (r->phases[i].kind != PHASE_IDLE && r->phases[i].end_ns > last_end)
+			last_end = r->phases[i].end_ns;
+	/* The drain after the load, once the queue has had half the gap to empty. */
+	if (last_end == INT64_MIN || clocksync_fit(r->probes, r->nprobes, idle->start_ns, idle->end_ns,
+				   last_end + (int64_t)(r->cfg.gap_s / 2 * NS_PER_SEC), INT64_MAX,
+				   &r->sync) < 0) {
+		memset(&r->sync, 0, sizeof(r->sync));
+		result_warn(r, "too few idle exchanges for clock sync: per-direction figures use RTT");
+		return;
+	}
+	if (!r->sync.drift_fitted)
+		result_warn(r, "no drain period after the load: clock drift is not corrected");
+	owd_minimum(r, idle->start_ns, idle->end_ns, &r->owd0_up_ms, &r->owd0_down_ms);
+}
+
+/* One-way queueing delay summaries of each phase's window. */
+static void analysis_oneway(struct test_result *r)
+{
+	double *q = malloc((r->nprobes + 1) * sizeof(*q));
+
+	if (q == NULL || !r->sync.valid) {
+		free(q);
+		return;
+	}
+	for (int i = 0; i < r->nphases; i++) {
+		struct phase_result *ph = &r->phases[i];
+		struct delay_ref up = delay_ref_for(r, DELAY_UP), down = delay_ref_for(r, DELAY_DOWN);
+		size_t m;
+
+		m = analysis_queue_samples(r->probes, r->nprobes, result_window_start(ph), ph->end_ns, &up, q);
+		(void)stats_summarize(q, m, &ph->q_up_ms);
+		m = analysis_queue_samples(r->probes, r->nprobes, result_window_start(ph), ph->end_ns, &down, q);
+		(void)stats_summarize(q, m, &ph->q_down_ms);
+	}
+	free(q);
+}
+
+/* The reference for a direction's queueing delay: one-way when the clocks are synced. */
+static struct delay_ref delay_ref_for(const struct test_result *r, enum delay_kind oneway)
+{
+	struct delay_ref ref = { DELAY_RTT, r->rtt0_ms, NULL };
+
+	if (r->sync.valid) {
+		ref.kind = oneway;
+		ref.base_ms = oneway == DELAY_UP ? r->owd0_up_ms : r->owd0_down_ms;
+		ref.sync = &r->sync;
+	}
+	return ref;
+}
+
+/* The senders of this direction spent > 10 % of their busy time limited by the peer's
+ * receive window or their own send buffer, or an end's load loop was CPU-bound: the queue may
+ * not have filled, so the estimate is a lower bound (and the report says why). The warning's
+ * "% of the time" is the limited share, or the loop's share of a core for CPU. */
+/* Goodput at this share of the server's max-rate or more: the server's cap, not the path,
+ * set the rate (pacing keeps a capped flow a little under its cap). */
+#define ANALYSIS_RATE_CAP_SHARE 0.9
+
+/* The direction ran at the server's rate limit: the bottleneck may never have filled, so the
+ * estimate is a lower bound with its own reason (checked before the TCP_INFO limits: a client
+ * that ignores the cap is throttled by the server's reads and looks receive-window limited).
+ * 1 if it applies. */
+static int analysis_rate_capped(struct test_result *r, const struct phase_result *ph,
+				enum delay_kind dir, struct buffer_estimate *b)
+{
+	double mbps = dir == DELAY_DOWN ? ph->down_mbps : ph->up_mbps;
+	double cap = (double)r->server_max_rate_bps / 1e6;
+
+	if (r->server_max_rate_bps == 0 || !b->valid || isnan(mbps) ||
+	    mbps < ANALYSIS_RATE_CAP_SHARE * cap)
+		return 0;
+	b->lower_bound = 1;
+	b->lower_bound_why = "server rate limit";
+	result_warn(r, "the %s flows of the %s phase ran at the server's rate limit of %.1f Mbit/s (%.1f Mbit/s); the %s buffer estimate is a lower bound",
+		    dir == DELAY_DOWN ? "download" : "upload", phase_name(ph->kind), cap, mbps,
+		    dir == DELAY_DOWN ? "downlink" : "uplink");
+	return 1;
+}
+
+static void analysis_limits(struct test_result *r, const struct phase_result *ph,
+			    enum delay_kind dir, struct buffer_estimate *b)
+{
+	double rwnd = dir == DELAY_DOWN ? ph->rwnd_limited_down : ph->rwnd_limited_up;
+	double sndbuf = dir == DELAY_DOWN ? ph->sndbuf_limited_down : ph->sndbuf_limited_up;
+	const char *why = NULL;
+	double share = 0;
+
+	if (analysis_rate_capped(r, ph, dir, b))
+		return;
+	if (rwnd > 0.1) {
+		why = "receive window";
+		share = rwnd;
+	} else if (sndbuf > 0.1) {
+		why = "send buffer";
+		share = sndbuf;
+	} else if (ph->cpu_client >= ANALYSIS_CPU_BOUND) {
+		why = "client CPU";
+		share = ph->cpu_client;
+	} else if (ph->cpu_server >= ANALYSIS_CPU_BOUND) {
+		why = "server CPU";
+		share = ph->cpu_server;
+	}
+	if (why == NULL || !b->valid)
+		return;
+	b->lower_bound = 1;
+	b->lower_bound_why = why;
+	result_warn(r, "the %s flows of the %s phase were limited by the %s %.0f %% of the time; the %s buffer estimate is a lower bound",
+		    dir == DELAY_DOWN ? "download" : "upload", phase_name(ph->kind), why, 100 * share,
+		    dir == DELAY_DOWN ? "downlink" : "uplink");
+}
+
+/* A probe meets a full tail-drop queue of L bytes up to two packets short of L / rate: the
+ * queue holds between L − one packet and L bytes (the packet whose arrival would overflow it
+ * is dropped), and a shaper's head packet waits for its tokens inside the queue, already
+ * credited with up to one packet's worth. The highest delay seen therefore lies up to two
+ * packet times under the buffer, and the interval's upper end is raised by that step
+ * (docs/methods.md). */
+static void analysis_buffer_resolution(const struct test_result *r, double ip_rate_bps,
+				       struct buffer_estimate *b)
+{
+	double pkt = r->mss > 0 && !isnan(r->ip_overhead) ? r->mss * r->ip_overhead
+							  : ANALYSIS_DEFAULT_PACKET_BYTES;
+
+	b->resolution_ms = NAN;
+	if (!b->valid || !b->has_ci || !(ip_rate_bps > 0))
+		return;
+	b->resolution_ms = 2 * pkt * 8.0 / ip_rate_bps * 1000.0;
+	b->ci_high_ms += b->resolution_ms;
+	b->ci_high_bytes += 2 * pkt;
+}
+
+static void analysis_buffer_for(struct test_result *r, const struct phase_result *ph,
+				enum delay_kind dir, struct buffer_estimate *b)
+{
+	struct delay_ref ref = delay_ref_for(r, dir);
+	double rate = (dir == DELAY_DOWN ? ph->down_mbps : ph->up_mbps) * 1e6;
+	double ip_rate = rate * (isnan(r->ip_overhead) ? 1.0 : r->ip_overhead);
+
+	(void)analysis_buffer(r->probes, r->nprobes, result_window_start(ph), ph->end_ns, &ref,
+			      ip_rate, b);
+	analysis_buffer_resolution(r, ip_rate, b);
+	b->phase = ph->kind;
+	b->lower_bound = !ph->saturated;
+	b->lower_bound_why = b->lower_bound ? "never saturated" : NULL;
+	analysis_limits(r, ph, dir, b);
+	/* A managed queue: the link is full but the queue stays short while packets are still
+	 * dropped (probes lost or TCP retransmitting) — the physical buffer is not observable. */
+	if (b->valid && ph->saturated && b->ms < 30) {
+		int64_t retrans = dir == DELAY_DOWN ? ph->retrans_down : ph->retrans_up;
+		size_t lost = dir == DELAY_DOWN ? ph->lost_down : ph->lost_up;
+
+		b->managed = retrans > 0 || lost > 0;
+	}
+}
+
+/* Download phase → downlink, upload phase → uplink; with one-way delays also both directions
+ * from the bidirectional phase. */
+static void analysis_buffers(struct test_result *r)
+{
+	for (int i = 0; i < r->nphases; i++) {
+		const struct phase_result *ph = &r->phases[i];
+
+		if (ph->kind == PHASE_DOWNLOAD)
+			analysis_buffer_for(r, ph, DELAY_DOWN, &r->buffer_down);
+		else if (ph->kind == PHASE_UPLOAD)
+			analysis_buffer_for(r, ph, DELAY_UP, &r->buffer_up);
+		else if (ph->kind == PHASE_BIDIR && r->sync.valid) {
+			analysis_buffer_for(r, ph, DELAY_DOWN, &r->buffer_bidir_down);
+			analysis_buffer_for(r, ph, DELAY_UP, &r->buffer_bidir_up);
+		}
+	}
+}
+
+/* Per-probe queueing delay (ms) in one direction: one-way with clock sync, else RTT − rtt0
+ * for both directions. NAN for lost probes. */
+static void direction_q(const struct test_result *r, int upstream, double *q)
+{
+	struct delay_ref ref = delay_ref_for(r, upstream ? DELAY_UP : DELAY_DOWN);
+
+	for (size_t i = 0; i < r->nprobes; i++)
+		q[i] = r->probes[i].received ? probe_delay_ms(&r->probes[i], &ref) - ref.base_ms : NAN;
+}
+
+/* The direction's queueing delay summary in a phase's window. */
+static const struct stats_summary *phase_q(const struct phase_result *ph, int upstream,
+					   struct stats_summary *rtt_q, double rtt0)
+{
+	if (ph->q_up_ms.n > 0 || ph->q_down_ms.n > 0)
+		return upstream ? &ph->q_up_ms : &ph->q_down_ms;
+	*rtt_q = ph->rtt_ms; /* no one-way delays: the round trip, both directions alike */
+	rtt_q->p95 -= rtt0;
+	return rtt_q;
+}
+
+/* Loss structure and class of both directions in every phase. */
+/* The buffer estimate made in this phase for this direction (the top of the standing
+ * queue), or NAN. */
+static double queue_top(const struct test_result *r, enum phase_kind kind, int up)
+{
+	const struct buffer_estimate *b = NULL;
+
+	if (kind == PHASE_DOWNLOAD && !up)
+		b = &r->buffer_down;
+	else if (kind == PHASE_UPLOAD && up)
+		b = &r->buffer_up;
+	else if (kind == PHASE_BIDIR)
+		b = up ? &r->buffer_bidir_up : &r->buffer_bidir_down;
+	return b && b->valid && !b->managed ? b->ms : NAN;
+}
+
+static void analysis_patterns(struct test_result *r)
+{
+	double *share = malloc((r->nprobes + 1) * sizeof(*share));
+	double *q = malloc((r->nprobes + 1) * sizeof(*q));
+	const struct phase_result *idle = result_find_phase(r, PHASE_IDLE);
+
+	if (share == NULL || q == NULL)
+		goto out;
+	droppattern_shares(r->probes, r->nprobes, r->srv_probe_count, share);
+	for (int up = 0; up <= 1; up++) {
+		direction_q(r, up, q);
+		for (int i = 0; i < r->nphases; i++) {
+			struct phase_result *ph = &r->phases[i];
+			struct loss_pattern *lp = up ? &ph->loss_up : &ph->loss_down;
+			struct stats_summary tmp;
+			const struct stats_summary *qs = phase_q(ph, up, &tmp, r->rtt0_ms);
+			struct droppattern_context ctx = {
+				.loaded = ph->kind != PHASE_IDLE,
+				.interval_ms = r->cfg.interval_ms,
+				.loss_pct = up ? ph->loss_up_pct : ph->loss_down_pct,
+				.idle_loss_pct = idle ? (up ? idle->loss_up_pct : idle->loss_down_pct) : NAN,
+				.q_p95_ms = qs->n ? qs->p95 : NAN,
+				.q_top_ms = queue_top(r, ph->kind, up),
+			};
+
+			droppattern_measure(r->probes, r->nprobes, share, up, ph->start_ns, ph->end_ns, q, lp);
+			droppattern_classify(lp, &ctx);
+		}
+	}
+out:
+	free(share);
+	free(q);
+}
+
+/* How long after the load stopped the RTT came back near idle: the first probe from which
+ * 5 consecutive replies stay within the idle p99 + 1 ms. NAN if not before the next phase. */
+static void analysis_recovery(struct test_result *r)
+{
+	const struct phase_result *idle = result_find_phase(r, PHASE_IDLE);
+	double limit = idle && idle->rtt_ms.n ? idle->rtt_ms.p99 + 1.0 : NAN;
+
+	for (int i = 0; i < r->nphases; i++) {
+		struct phase_result *ph = &r->phases[i];
+		int64_t until = i + 1 < r->nphases ? r->phases[i + 1].start_ns : INT64_MAX;
+		size_t a, b, good = 0, run_start = 0;
+
+		ph->recovery_ms = NAN;
+		if (ph->kind == PHASE_IDLE || isnan(limit))
+			continue;
+		probe_range(r->probes, r->nprobes, ph->end_ns, until, &a, &b);
+		for (size_t k = a; k < b; k++) {
+			if (!r->probes[k].received)
+				continue;
+			if (ns_to_ms(r->probes[k].rtt_ns) > limit) {
+				good = 0;
+				continue;
+			}
+			if (good++ == 0)
+				run_start = k;
+			if (good == 5) {
+				ph->recovery_ms = ns_to_ms(r->probes[run_start].send_ns - ph->end_ns);
+				break;
+			}
+		}
+	}
+}
+
+/* DSLReports bands on latency increase: A+ < 5 ms, A < 30, B < 60, C < 200, D < 400, F. */
+const char *analysis_grade(double increase_ms)
+{
+	if (isnan(increase_ms))
+		return NULL;
+	if (increase_ms < 5)
+		return "A+";
+	if (increase_ms < 30)
+		return "A";
+	if (increase_ms < 60)
+		return "B";
+	if (increase_ms < 200)
+		return "C";
+	if (increase_ms < 400)
+		return "D";
+	return "F";
+}
+
+/* Per phase; per direction from the download and upload phases; overall from the worse. */
+static void analysis_grades(struct test_result *r)
+{
+	double worst = NAN;
+
+	for (int i = 0; i < r->nphases; i++) {
+		struct phase_result *ph = &r->phases[i];
+
+		ph->grade = ph->kind == PHASE_IDLE ? NULL : analysis_grade(ph->latency_increase_ms);
+		if (ph->kind == PHASE_DOWNLOAD)
+			r->grade_down = ph->grade;
+		if (ph->kind == PHASE_UPLOAD)
+			r->grade_up = ph->grade;
+		if (ph->kind != PHASE_IDLE && !isnan(ph->latency_increase_ms) &&
+		    (isnan(worst) || ph->latency_increase_ms > worst))
+			worst = ph->latency_increase_ms;
+	}
+	r->grade_overall = analysis_grade(worst);
+}
+
+/* SQM/cake users shape a little below the bottleneck so the queue forms in their own, managed
+ * router instead: 90 % of the measured IP-level rate of each direction. */
+static void analysis_advice(struct test_result *r)
+{
+	double ovh = isnan(r->ip_overhead) ? 1.0 : r->ip_overhead;
+	const struct phase_result *d = result_find_phase(r, PHASE_DOWNLOAD);
+	const struct phase_result *u = result_find_phase(r, PHASE_UPLOAD);
+
+	r->shaper_down_mbps = d ? 0.9 * d->down_mbps * ovh : NAN;
+	r->shaper_up_mbps = u ? 0.9 * u->up_mbps * ovh : NAN;
+}
+
+static void analysis_check_timestamps(struct test_result *r)
+{
+	size_t received = result_replies(r);
+
+	if (received > 0 && r->probes_kernel_ts * 2 < received)
+		result_warn(r, "most probe replies were timed in user space (no kernel timestamps)");
+}
+
+void analysis_run(struct test_result *r)
+{
+	double idle_p50;
+
+	for (int i = 0; i < r->nphases; i++) {
+		struct phase_result *ph = &r->phases[i];
+
+		ph->steady_start_ns = -1;
+		ph->down_mbps = ph->up_mbps = NAN;
+		if (ph->kind != PHASE_IDLE)
+			analysis_window(r, ph);
+		analysis_rtt(r->probes, r->nprobes, result_window_start(ph), ph->end_ns, &ph->rtt_ms);
+		ph->jitter_ms = analysis_jitter(r->probes, r->nprobes, result_window_start(ph),
+						ph->end_ns);
+		analysis_server_hold(r->probes, r->nprobes, result_window_start(ph), ph->end_ns,
+				     &ph->server_hold_us);
+		analysis_loss(r->probes, r->nprobes, r->srv_probe_count, ph->start_ns, ph->end_ns, ph);
+	}
+	analysis_baseline(r, &idle_p50);
+	analysis_sync(r);
+	analysis_oneway(r);
+	for (int i = 0; i < r->nphases; i++) {
+		struct phase_result *ph = &r->phases[i];
+
+		ph->latency_increase_ms = ph->kind == PHASE_IDLE || ph->rtt_ms.n == 0
+						  ? NAN : ph->rtt_ms.p50 - idle_p50;
+	}
+	if (r->server_max_rate_bps > 0)
+		result_warn(r, "the server limits each direction of a test to %.1f Mbit/s (its max-rate)",
+			    (double)r->server_max_rate_bps / 1e6);
+	analysis_buffers(r);
+	analysis_patterns(r);
+	analysis_recovery(r);
+	analysis_grades(r);
+	analysis_advice(r);
+	analysis_check_timestamps(r);
+	analysis_probes(r);
+}

@@ -1,0 +1,1052 @@
+/* lab: builds and tears down the namespace bottleneck and runs bloatmeterd behind it. */
+#include "client/lab/lab.h"
+
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <math.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/clock.h"
+#include "common/log.h"
+#include "common/util.h"
+
+#define LAB_FRAME_BYTES 1514            /* a full frame as tbf counts it on a 1500-MTU veth */
+#define LAB_MIN_RATE 64000ULL
+#define LAB_MAX_RATE 10000000000ULL
+#define LAB_MAX_BUFFER_MS 10000.0
+#define LAB_BURST_MS 4.0                /* METHODS.md: 1 ms of burst lost throughput to timer slack */
+#define LAB_READY_NS (5 * NS_PER_SEC)
+#define LAB_RETRY_NS (50 * NS_PER_MS)
+#define LAB_STOP_NS (2 * NS_PER_SEC)
+#define LAB_NETNS_DIR "/run/netns"
+#define LAB_MAX_ARGS 24
+
+enum lab_role { LAB_CLIENT, LAB_ROUTER, LAB_SERVER, LAB_ROLES };
+
+static const char lab_role_letter[LAB_ROLES] = { 'c', 'r', 's' };
+
+struct lab {
+	struct lab_config cfg;
+	struct lab_truth truth;
+	char ns[LAB_ROLES][32];        /* namespace names, bm<pid>-[crs] */
+	int created[LAB_ROLES];        /* which namespaces exist and must be deleted */
+	int origin_fd;                 /* namespace of the creating thread */
+	int client_fd;
+	int in_client;                 /* the calling thread sits in the client namespace */
+	pid_t daemon_pid;              /* 0 once reaped */
+	int daemon_reported;           /* its early exit is already in the error sentence */
+	char ip[PATH_MAX], tc[PATH_MAX], nft[PATH_MAX], daemon[PATH_MAX];
+	char server_host[INET6_ADDRSTRLEN];
+};
+
+/* Namespace names carry our pid, so one process can hold only one lab at a time. */
+static int lab_live;
+
+static void lab_err(char *err, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void lab_err(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err == NULL || errlen == 0)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+}
+
+static void lab_sleep_ns(int64_t ns)
+{
+	struct timespec ts = { .tv_sec = ns / NS_PER_SEC, .tv_nsec = ns % NS_PER_SEC };
+
+	/* An interrupt cuts the sleep short, which is fine: callers re-check util_interrupted(). */
+	(void)nanosleep(&ts, NULL);
+}
+
+/* ---- configuration and ground truth ---- */
+
+static int lab_check_direction(const char *dir, uint64_t rate, double buffer_ms,
+			       uint64_t *limit, uint64_t *burst, char *err, size_t errlen)
+{
+	double bytes_per_ms = (double)rate / 8.0 / 1000.0;
+	double min_burst = 4.0 * LAB_FRAME_BYTES;
+
+	if (rate < LAB_MIN_RATE || rate > LAB_MAX_RATE) {
+		lab_err(err, errlen, "the %s rate must be between 64 kbit/s and 10 Gbit/s.", dir);
+		return -1;
+	}
+	if (!(buffer_ms > 0.0 && buffer_ms <= LAB_MAX_BUFFER_MS)) {
+		lab_err(err, errlen, "the %s buffer must be more than 0 ms and at most 10000 ms.", dir);
+		return -1;
+	}
+	*limit = (uint64_t)llround(bytes_per_ms * buffer_ms);
+	if (*limit < 2 * LAB_FRAME_BYTES) {
+		lab_err(err, errlen, "a %g ms %s buffer at %llu bit/s holds only %llu bytes but tbf "
+			"needs at least %d (two full frames); use a longer buffer or a higher rate.",
+			buffer_ms, dir, (unsigned long long)rate, (unsigned long long)*limit,
+			2 * LAB_FRAME_BYTES);
+		return -1;
+	}
+	if (*limit > UINT32_MAX) {
+		lab_err(err, errlen, "the %s buffer of %llu bytes exceeds tbf's 4 GB limit.", dir,
+			(unsigned long long)*limit);
+		return -1;
+	}
+	*burst = (uint64_t)llround(fmax(bytes_per_ms * LAB_BURST_MS, min_burst));
+	return 0;
+}
+
+static int lab_check_config(const struct lab_config *cfg, struct lab_truth *t, char *err,
+			    size_t errlen)
+{
+	memset(t, 0, sizeof(*t));
+	if (lab_check_direction("download", cfg->down_rate_bps, cfg->down_buffer_ms,
+				&t->down_limit_bytes, &t->down_burst_bytes, err, errlen) == -1 ||
+	    lab_check_direction("upload", cfg->up_rate_bps, cfg->up_buffer_ms,
+				&t->up_limit_bytes, &t->up_burst_bytes, err, errlen) == -1)
+		return -1;
+	if (!(cfg->down_loss_pct >= 0 && cfg->down_loss_pct < 100 && cfg->up_loss_pct >= 0 &&
+	      cfg->up_loss_pct < 100)) {
+		lab_err(err, errlen, "random loss must be at least 0 %% and below 100 %%.");
+		return -1;
+	}
+	/* nftables draws from 0..9999, so the loss really configured is a multiple of 0.01 %. */
+	t->down_loss_pct = round(cfg->down_loss_pct * 100) / 100;
+	t->up_loss_pct = round(cfg->up_loss_pct * 100) / 100;
+	if (cfg->port == 0) {
+		lab_err(err, errlen, "the lab needs a fixed daemon port, not 0.");
+		return -1;
+	}
+	t->down_rate_bps = cfg->down_rate_bps;
+	t->up_rate_bps = cfg->up_rate_bps;
+	/* The truth is what the rounded limit really holds, not what was asked for. */
+	t->down_buffer_ms = (double)t->down_limit_bytes * 8000.0 / (double)t->down_rate_bps;
+	t->up_buffer_ms = (double)t->up_limit_bytes * 8000.0 / (double)t->up_rate_bps;
+	return 0;
+}
+
+/* ---- finding programs ---- */
+
+static int lab_find_tool(const char *name, char *out, size_t outlen)
+{
+	static const char *const dirs[] = { "/usr/sbin", "/sbin", "/usr/bin", "/bin" };
+
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		int n = snprintf(out, outlen, "%s/%s", dirs[i], name);
+
+		if (n > 0 && (size_t)n < outlen && access(out, X_OK) == 0)
+			return 0;
+	}
+	return -1;
+}
+
+static int lab_try_path(char *out, size_t outlen, const char *dir, const char *rel)
+{
+	int n = snprintf(out, outlen, "%s/%s", dir, rel);
+
+	return n > 0 && (size_t)n < outlen && access(out, X_OK) == 0 ? 0 : -1;
+}
+
+/* The configured path, else next to this program, else ../sbin (the installed layout). */
+static int lab_find_daemon(const struct lab_config *cfg, char *out, size_t outlen, char *err,
+			   size_t errlen)
+{
+	char dir[PATH_MAX];
+	ssize_t n;
+	char *slash;
+
+	if (cfg->daemon_path != NULL) {
+		if (access(cfg->daemon_path, X_OK) == -1) {
+			lab_err(err, errlen, "cannot run bloatmeterd at %s: %s.", cfg->daemon_path,
+				strerror(errno));
+			return -1;
+		}
+		snprintf(out, outlen, "%s", cfg->daemon_path);
+		return 0;
+	}
+	n = readlink("/proc/self/exe", dir, sizeof(dir) - 1);
+	if (n == -1) {
+		lab_err(err, errlen, "cannot find bloatmeterd: reading /proc/self/exe failed: %s.",
+			strerror(errno));
+		return -1;
+	}
+	dir[n] = '\0';
+	slash = strrchr(dir, '/');
+	if (slash != NULL)
+		*slash = '\0';
+	if (lab_try_path(out, outlen, dir, "bloatmeterd") == 0 ||
+	    lab_try_path(out, outlen, dir, "../sbin/bloatmeterd") == 0)
+		return 0;
+	lab_err(err, errlen, "cannot find bloatmeterd in %s or %s/../sbin; give its path explicitly.",
+		dir, dir);
+	return -1;
+}
+
+/* ---- running ip and tc ---- */
+
+static void lab_log_argv(char *const argv[])
+{
+	char line[1024];
+	size_t o = 0;
+
+	if (log_get_level() < LOG_LVL_DEBUG)
+		return;
+	line[0] = '\0';
+	for (size_t i = 0; argv[i] != NULL && o < sizeof(line); i++) {
+		int n = snprintf(line + o, sizeof(line) - o, "%s%s", i ? " " : "", argv[i]);
+
+		if (n < 0)
+			break;
+		o += (size_t)n;
+	}
+	log_debug("lab: running %s", line);
+}
+
+/* The child side of lab_run: only async-signal-safe calls between fork and exec. */
+static _Noreturn void lab_exec_tool(char *const argv[], int errfd)
+{
+	static const char msg[] = "cannot execute the program\n";
+	sigset_t none;
+	int devnull;
+
+	/* Its own process group: a Ctrl-C at the terminal must not kill it half-way. */
+	if (setpgid(0, 0) == -1)
+		_exit(126);
+	sigemptyset(&none);
+	if (sigprocmask(SIG_SETMASK, &none, NULL) == -1)
+		_exit(126);
+	devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (devnull == -1 || dup2(devnull, STDIN_FILENO) == -1 ||
+	    dup2(devnull, STDOUT_FILENO) == -1 || dup2(errfd, STDERR_FILENO) == -1)
+		_exit(126);
+	execv(argv[0], argv);
+	if (write(STDERR_FILENO, msg, sizeof(msg) - 1) < 0)
+		_exit(127);
+	_exit(127);
+}
+
+static int lab_reap(pid_t pid, int *status)
+{
+	while (waitpid(pid, status, 0) == -1) {
+		if (errno != EINTR)
+			return -1;
+	}
+	return 0;
+}
+
+/* Reads what the child wrote to stderr, keeping the start and draining the rest. */
+static void lab_read_stderr(int fd, char *buf, size_t len)
+{
+	size_t o = 0;
+	char scratch[256];
+
+	for (;;) {
+		ssize_t n = o + 1 < len ? read(fd, buf + o, len - 1 - o) :
+					  read(fd, scratch, sizeof(scratch));
+
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		if (o + 1 < len)
+			o += (size_t)n;
+	}
+	buf[o] = '\0';
+}
+
+static void lab_describe_status(int status, const char *out, char *msg, size_t msglen)
+{
+	size_t n = strcspn(out, "\n");
+
+	if (n > 0)
+		snprintf(msg, msglen, "%.*s", (int)n, out);
+	else if (WIFEXITED(status))
+		snprintf(msg, msglen, "exited with status %d", WEXITSTATUS(status));
+	else if (WIFSIGNALED(status))
+		snprintf(msg, msglen, "killed by signal %d", WTERMSIG(status));
+	else
+		snprintf(msg, msglen, "failed");
+}
+
+/* Runs argv (argv[0] an absolute path) without a shell. Returns 0 if it exited with status 0,
+ * else -1 with the first line of its stderr (or how it died) in msg. */
+static int lab_run(char *const argv[], char *msg, size_t msglen)
+{
+	char out[512];
+	int pipefd[2], status;
+	pid_t pid;
+
+	lab_log_argv(argv);
+	if (pipe2(pipefd, O_CLOEXEC) == -1) {
+		snprintf(msg, msglen, "pipe: %s", strerror(errno));
+		return -1;
+	}
+	pid = fork();
+	if (pid == -1) {
+		snprintf(msg, msglen, "fork: %s", strerror(errno));
+		close(pipefd[0]);
+		close(pipefd[1]);
+		return -1;
+	}
+	if (pid == 0)
+		lab_exec_tool(argv, pipefd[1]);
+	close(pipefd[1]);
+	lab_read_stderr(pipefd[0], out, sizeof(out));
+	close(pipefd[0]);
+	if (lab_reap(pid, &status) == -1) {
+		snprintf(msg, msglen, "waitpid: %s", strerror(errno));
+		return -1;
+	}
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		return 0;
+	lab_describe_status(status, out, msg, msglen);
+	return -1;
+}
+
+/* A set-up step: runs tool with the NULL-terminated arguments; on failure err names the step. */
+static int lab_step(const char *tool, char *err, size_t errlen, const char *step, ...)
+	__attribute__((sentinel));
+
+static int lab_step(const char *tool, char *err, size_t errlen, const char *step, ...)
+{
+	char *argv[LAB_MAX_ARGS + 1];
+	char msg[512];
+	size_t argc = 0;
+	const char *a;
+	va_list ap;
+
+	if (util_interrupted()) {
+		lab_err(err, errlen, "interrupted");
+		return -1;
+	}
+	argv[argc++] = (char *)tool;
+	va_start(ap, step);
+	while ((a = va_arg(ap, const char *)) != NULL && argc < LAB_MAX_ARGS)
+		argv[argc++] = (char *)a;
+	va_end(ap);
+	argv[argc] = NULL;
+	if (lab_run(argv, msg, sizeof(msg)) == 0)
+		return 0;
+	lab_err(err, errlen, "lab set-up failed while %s: %s", step, msg);
+	return -1;
+}
+
+static void lab_netns_del(const char *ip, const char *name)
+{
+	char *argv[] = { (char *)ip, "netns", "del", (char *)name, NULL };
+	char msg[512];
+
+	if (lab_run(argv, msg, sizeof(msg)) == -1)
+		log_warnx("could not delete network namespace %s: %s", name, msg);
+}
+
+/* ---- namespaces ---- */
+
+/* Parses bm<pid>-[crs]; returns 0 and the pid if name is one of ours. */
+static int lab_parse_name(const char *name, pid_t *pid)
+{
+	char *end;
+	long v;
+
+	if (strncmp(name, "bm", 2) != 0 || name[2] < '1' || name[2] > '9')
+		return -1;
+	errno = 0;
+	v = strtol(name + 2, &end, 10);
+	if (errno != 0 || v <= 0 || v > INT_MAX || end[0] != '-' ||
+	    strchr("crs", end[1]) == NULL || end[1] == '\0' || end[2] != '\0')
+		return -1;
+	*pid = (pid_t)v;
+	return 0;
+}
+
+/* A process is gone if it no longer exists or is a zombie nobody has reaped yet. */
+static int lab_pid_gone(pid_t pid)
+{
+	char path[64], buf[256], *paren;
+	ssize_t n;
+	int fd;
+
+	if (kill(pid, 0) == -1)
+		return errno == ESRCH;
+	snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd == -1)
+		return errno == ENOENT;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	/* "pid (comm) S ...": comm may hold spaces and parentheses, so look after the last ')'. */
+	paren = strrchr(buf, ')');
+	return paren != NULL && paren[1] == ' ' && (paren[2] == 'Z' || paren[2] == 'X');
+}
+
+/* Deletes namespaces left by lab runs that were SIGKILLed (their pid no longer exists). With no
+ * lab alive in this process, names carrying our own pid are leftovers of a reused pid. */
+static void lab_remove_stale(const char *ip)
+{
+	DIR *d = opendir(LAB_NETNS_DIR);
+	struct dirent *de;
+
+	if (d == NULL) {
+		if (errno != ENOENT)
+			log_warn("cannot list %s", LAB_NETNS_DIR);
+		return;
+	}
+	while ((errno = 0, de = readdir(d)) != NULL) {
+		pid_t pid;
+
+		if (lab_parse_name(de->d_name, &pid) == -1)
+			continue;
+		if (pid != getpid() && !lab_pid_gone(pid))
+			continue;
+		log_info("removing network namespace %s left by an earlier lab run", de->d_name);
+		lab_netns_del(ip, de->d_name);
+	}
+	if (errno != 0)
+		log_warn("cannot list %s", LAB_NETNS_DIR);
+	closedir(d);
+}
+
+static int lab_open_ns(const char *name, char *err, size_t errlen)
+{
+	char path[PATH_MAX];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", LAB_NETNS_DIR, name);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd == -1)
+		lab_err(err, errlen, "cannot open network namespace %s: %s.", path, strerror(errno));
+	return fd;
+}
+
+static int lab_make_namespaces(struct lab *lab, char *err, size_t errlen)
+{
+	char msg[512];
+
+	for (int r = 0; r < LAB_ROLES; r++) {
+		char *argv[] = { lab->ip, "netns", "add", lab->ns[r], NULL };
+
+		if (util_interrupted()) {
+			lab_err(err, errlen, "interrupted");
+			return -1;
+		}
+		if (lab_run(argv, msg, sizeof(msg)) == -1) {
+			lab_err(err, errlen, "network namespaces are unavailable: ip netns add %s "
+				"failed: %s", lab->ns[r], msg);
+			return -1;
+		}
+		lab->created[r] = 1;
+	}
+	lab->client_fd = lab_open_ns(lab->ns[LAB_CLIENT], err, errlen);
+	return lab->client_fd == -1 ? -1 : 0;
+}
+
+/* Moves the calling thread into the namespace fd; what is done there stays there. */
+static int lab_setns(int fd, const char *what, char *err, size_t errlen)
+{
+	if (setns(fd, CLONE_NEWNET) == -1) {
+		lab_err(err, errlen, "cannot enter the %s network namespace: %s.", what,
+			strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static int lab_return(struct lab *lab)
+{
+	if (setns(lab->origin_fd, CLONE_NEWNET) == -1) {
+		log_warn("cannot return to the original network namespace");
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- links, addresses, routes, forwarding ---- */
+
+/* Router ports are veth-c (toward the client) and veth-s (toward the server); the client's and
+ * the server's port is veth-r. Both ends are created inside the namespaces, never in ours. */
+static int lab_make_links(struct lab *lab, char *err, size_t errlen)
+{
+	const char *c = lab->ns[LAB_CLIENT], *r = lab->ns[LAB_ROUTER], *s = lab->ns[LAB_SERVER];
+	const char *ip = lab->ip;
+
+	if (lab_step(ip, err, errlen, "creating the client link", "-n", r, "link", "add", "veth-c",
+		     "type", "veth", "peer", "name", "veth-r", "netns", c, NULL) == -1 ||
+	    lab_step(ip, err, errlen, "creating the server link", "-n", r, "link", "add", "veth-s",
+		     "type", "veth", "peer", "name", "veth-r", "netns", s, NULL) == -1)
+		return -1;
+	/* Links come up before addresses so the nodad IPv6 addresses and their routes are live. */
+	for (int i = 0; i < LAB_ROLES; i++) {
+		if (lab_step(ip, err, errlen, "bringing up loopback", "-n", lab->ns[i], "link", "set",
+			     "lo", "up", NULL) == -1)
+			return -1;
+	}
+	if (lab_step(ip, err, errlen, "bringing up links", "-n", c, "link", "set", "veth-r", "up",
+		     NULL) == -1 ||
+	    lab_step(ip, err, errlen, "bringing up links", "-n", s, "link", "set", "veth-r", "up",
+		     NULL) == -1 ||
+	    lab_step(ip, err, errlen, "bringing up links", "-n", r, "link", "set", "veth-c", "up",
+		     NULL) == -1 ||
+	    lab_step(ip, err, errlen, "bringing up links", "-n", r, "link", "set", "veth-s", "up",
+		     NULL) == -1)
+		return -1;
+	return 0;
+}
+
+static int lab_addr(struct lab *lab, const char *ns, const char *dev, const char *v4,
+		    const char *v6, char *err, size_t errlen)
+{
+	if (lab_step(lab->ip, err, errlen, "adding an IPv4 address", "-n", ns, "addr", "add", v4,
+		     "dev", dev, NULL) == -1 ||
+	    lab_step(lab->ip, err, errlen, "adding an IPv6 address", "-n", ns, "addr", "add", v6,
+		     "dev", dev, "nodad", NULL) == -1)
+		return -1;
+	return 0;
+}
+
+/* Benchmarking ranges only (RFC 2544 198.18.0.0/15, RFC 5180 2001:2::/48). */
+static int lab_addresses(struct lab *lab, char *err, size_t errlen)
+{
+	const char *c = lab->ns[LAB_CLIENT], *r = lab->ns[LAB_ROUTER], *s = lab->ns[LAB_SERVER];
+
+	if (lab_addr(lab, c, "veth-r", "198.18.1.2/24", "2001:2:0:1::2/64", err, errlen) == -1 ||
+	    lab_addr(lab, r, "veth-c", "198.18.1.1/24", "2001:2:0:1::1/64", err, errlen) == -1 ||
+	    lab_addr(lab, r, "veth-s", "198.18.2.1/24", "2001:2:0:2::1/64", err, errlen) == -1 ||
+	    lab_addr(lab, s, "veth-r", "198.18.2.2/24", "2001:2:0:2::2/64", err, errlen) == -1)
+		return -1;
+	return 0;
+}
+
+static int lab_routes(struct lab *lab, char *err, size_t errlen)
+{
+	const char *c = lab->ns[LAB_CLIENT], *s = lab->ns[LAB_SERVER], *ip = lab->ip;
+
+	if (lab_step(ip, err, errlen, "adding the client's IPv4 route", "-n", c, "-4", "route",
+		     "add", "default", "via", "198.18.1.1", NULL) == -1 ||
+	    lab_step(ip, err, errlen, "adding the client's IPv6 route", "-n", c, "-6", "route",
+		     "add", "default", "via", "2001:2:0:1::1", NULL) == -1 ||
+	    lab_step(ip, err, errlen, "adding the server's IPv4 route", "-n", s, "-4", "route",
+		     "add", "default", "via", "198.18.2.1", NULL) == -1 ||
+	    lab_step(ip, err, errlen, "adding the server's IPv6 route", "-n", s, "-6", "route",
+		     "add", "default", "via", "2001:2:0:2::1", NULL) == -1)
+		return -1;
+	return 0;
+}
+
+/* Writes a sysctl; the calling thread must already be in the target namespace, because
+ * /proc/sys/net shows the namespace of whoever opens it. */
+static int lab_write_sysctl(const char *path, const char *value, char *err, size_t errlen)
+{
+	size_t len = strlen(value);
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+
+	if (fd == -1 || write(fd, value, len) != (ssize_t)len) {
+		lab_err(err, errlen, "cannot write %s in the router namespace: %s.", path,
+			strerror(errno));
+		if (fd != -1)
+			close(fd);
+		return -1;
+	}
+	if (close(fd) == -1) {
+		lab_err(err, errlen, "cannot write %s in the router namespace: %s.", path,
+			strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static int lab_forwarding(struct lab *lab, char *err, size_t errlen)
+{
+	int fd, rc;
+
+	if (util_interrupted()) {
+		lab_err(err, errlen, "interrupted");
+		return -1;
+	}
+	fd = lab_open_ns(lab->ns[LAB_ROUTER], err, errlen);
+	if (fd == -1)
+		return -1;
+	rc = lab_setns(fd, "router", err, errlen);
+	close(fd);
+	if (rc == -1)
+		return -1;
+	log_debug("lab: enabling IPv4 and IPv6 forwarding in %s", lab->ns[LAB_ROUTER]);
+	rc = lab_write_sysctl("/proc/sys/net/ipv4/ip_forward", "1", err, errlen);
+	if (rc == 0)
+		rc = lab_write_sysctl("/proc/sys/net/ipv6/conf/all/forwarding", "1", err, errlen);
+	if (lab_return(lab) == -1) {
+		lab_err(err, errlen, "cannot return to the original network namespace: %s.",
+			strerror(errno));
+		return -1;
+	}
+	return rc;
+}
+
+/* ---- shaping ---- */
+
+static int lab_tbf(struct lab *lab, const char *dev, const char *dir, uint64_t rate,
+		   uint64_t burst, uint64_t limit, char *err, size_t errlen)
+{
+	char rate_s[32], burst_s[32], limit_s[32], step[64];
+
+	snprintf(rate_s, sizeof(rate_s), "%llubit", (unsigned long long)rate);
+	snprintf(burst_s, sizeof(burst_s), "%llu", (unsigned long long)burst);
+	snprintf(limit_s, sizeof(limit_s), "%llu", (unsigned long long)limit);
+	snprintf(step, sizeof(step), "adding the %s tbf", dir);
+	return lab_step(lab->tc, err, errlen, step, "-n", lab->ns[LAB_ROUTER], "qdisc", "add",
+			"dev", dev, "root", "tbf", "rate", rate_s, "burst", burst_s, "limit",
+			limit_s, NULL);
+}
+
+/* One tbf per direction on the router's egress: forwarded packets no longer belong to a
+ * socket, so TCP Small Queues cannot hide the queue (METHODS.md). */
+static int lab_shape(struct lab *lab, char *err, size_t errlen)
+{
+	const struct lab_truth *t = &lab->truth;
+
+	if (lab_tbf(lab, "veth-c", "download", t->down_rate_bps, t->down_burst_bytes,
+		    t->down_limit_bytes, err, errlen) == -1 ||
+	    lab_tbf(lab, "veth-s", "upload", t->up_rate_bps, t->up_burst_bytes, t->up_limit_bytes,
+		    err, errlen) == -1)
+		return -1;
+	return 0;
+}
+
+/* Random loss per direction: an nftables rule in the router's forward chain drops forwarded
+ * packets leaving towards that side with the configured probability (numgen random). */
+static int lab_loss_rule(struct lab *lab, const char *dev, double pct, char *err, size_t errlen)
+{
+	char below[16];
+
+	if (pct <= 0)
+		return 0;
+	snprintf(below, sizeof(below), "%ld", lround(pct * 100));
+	return lab_step(lab->ip, err, errlen, "adding a random-loss rule", "netns", "exec",
+			lab->ns[LAB_ROUTER], lab->nft, "add", "rule", "inet", "bmlab", "loss", "oifname",
+			dev, "numgen", "random", "mod", "10000", "<", below, "drop", NULL);
+}
+
+static int lab_loss(struct lab *lab, char *err, size_t errlen)
+{
+	const struct lab_truth *t = &lab->truth;
+	const char *r = lab->ns[LAB_ROUTER];
+
+	if (t->down_loss_pct <= 0 && t->up_loss_pct <= 0)
+		return 0;
+	if (lab->nft[0] == '\0') {
+		lab_err(err, errlen, "random loss needs nft (package nftables), which is not installed.");
+		return -1;
+	}
+	if (lab_step(lab->ip, err, errlen, "adding the nftables table", "netns", "exec", r, lab->nft,
+		     "add", "table", "inet", "bmlab", NULL) == -1 ||
+	    lab_step(lab->ip, err, errlen, "adding the nftables forward chain", "netns", "exec", r,
+		     lab->nft, "add", "chain", "inet", "bmlab", "loss",
+		     "{ type filter hook forward priority 0; policy accept; }", NULL) == -1)
+		return -1;
+	return lab_loss_rule(lab, "veth-c", t->down_loss_pct, err, errlen) == -1 ||
+			       lab_loss_rule(lab, "veth-s", t->up_loss_pct, err, errlen) == -1
+		       ? -1 : 0;
+}
+
+/* ---- the daemon ---- */
+
+/* What the daemon child reports through its close-on-exec pipe when a step fails. */
+enum lab_child_step { LAB_CHILD_NETNS = 1, LAB_CHILD_SETNS, LAB_CHILD_STDIO, LAB_CHILD_PRCTL,
+		      LAB_CHILD_EXEC };
+
+static _Noreturn void lab_child_fail(int fd, int step)
+{
+	int report[2] = { step, errno };
+
+	if (write(fd, report, sizeof(report)) < 0)
+		_exit(127);
+	_exit(127);
+}
+
+/* The daemon child: only async-signal-safe calls between fork and exec. */
+static _Noreturn void lab_daemon_child(const char *nspath, const char *daemon, char *const argv[],
+				       int statusfd, pid_t parent)
+{
+	sigset_t none;
+	int fd;
+
+	fd = open(nspath, O_RDONLY | O_CLOEXEC);
+	if (fd == -1)
+		lab_child_fail(statusfd, LAB_CHILD_NETNS);
+	if (setns(fd, CLONE_NEWNET) == -1)
+		lab_child_fail(statusfd, LAB_CHILD_SETNS);
+	/* Own process group: Ctrl-C reaches only bloatmeter, which then stops the daemon in order. */
+	if (setpgid(0, 0) == -1)
+		lab_child_fail(statusfd, LAB_CHILD_STDIO);
+	sigemptyset(&none);
+	if (sigprocmask(SIG_SETMASK, &none, NULL) == -1)
+		lab_child_fail(statusfd, LAB_CHILD_STDIO);
+	/* stdout is quiet; stderr stays so the daemon's warnings show. */
+	fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (fd == -1 || dup2(fd, STDIN_FILENO) == -1 || dup2(fd, STDOUT_FILENO) == -1)
+		lab_child_fail(statusfd, LAB_CHILD_STDIO);
+	/* If bloatmeter dies, even by SIGKILL, the daemon goes with it. */
+	if (prctl(PR_SET_PDEATHSIG, SIGTERM) == -1)
+		lab_child_fail(statusfd, LAB_CHILD_PRCTL);
+	if (getppid() != parent)
+		_exit(127);
+	/* Our other descriptors (sockets, logs) are none of the daemon's business. */
+	(void)close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
+	execv(daemon, argv);
+	lab_child_fail(statusfd, LAB_CHILD_EXEC);
+}
+
+static const char *lab_child_step_name(int step)
+{
+	switch (step) {
+	case LAB_CHILD_NETNS: return "opening the server namespace";
+	case LAB_CHILD_SETNS: return "entering the server namespace";
+	case LAB_CHILD_STDIO: return "preparing its process";
+	case LAB_CHILD_PRCTL: return "setting its parent-death signal";
+	default: return "executing it";
+	}
+}
+
+/* Reads the child's report: EOF means execv succeeded. */
+static int lab_read_child_report(int fd, const char *daemon, char *err, size_t errlen)
+{
+	int report[2];
+	ssize_t n;
+
+	do
+		n = read(fd, report, sizeof(report));
+	while (n == -1 && errno == EINTR);
+	if (n == 0)
+		return 0;
+	if (n != (ssize_t)sizeof(report)) {
+		lab_err(err, errlen, "cannot start %s: its start-up report was unreadable.", daemon);
+		return -1;
+	}
+	lab_err(err, errlen, "cannot start %s: %s failed: %s.", daemon,
+		lab_child_step_name(report[0]), strerror(report[1]));
+	return -1;
+}
+
+static int lab_start_daemon(struct lab *lab, char *err, size_t errlen)
+{
+	char port[8], nspath[PATH_MAX];
+	/* Root in its own namespace, and root keeps cubic on the load flows. */
+	char *argv[] = { "bloatmeterd", "--allow-root", "yes", "-p", port,
+			 lab->cfg.daemon_verbose ? "-v" : NULL, NULL };
+	int pipefd[2], rc;
+	pid_t parent = getpid(), pid;
+
+	if (util_interrupted()) {
+		lab_err(err, errlen, "interrupted");
+		return -1;
+	}
+	snprintf(port, sizeof(port), "%u", (unsigned)lab->cfg.port);
+	snprintf(nspath, sizeof(nspath), "%s/%s", LAB_NETNS_DIR, lab->ns[LAB_SERVER]);
+	log_debug("lab: starting %s -p %s%s in %s", lab->daemon, port,
+		  lab->cfg.daemon_verbose ? " -v" : "", lab->ns[LAB_SERVER]);
+	if (pipe2(pipefd, O_CLOEXEC) == -1) {
+		lab_err(err, errlen, "cannot start bloatmeterd: pipe: %s.", strerror(errno));
+		return -1;
+	}
+	pid = fork();
+	if (pid == -1) {
+		lab_err(err, errlen, "cannot start bloatmeterd: fork: %s.", strerror(errno));
+		close(pipefd[0]);
+		close(pipefd[1]);
+		return -1;
+	}
+	if (pid == 0)
+		lab_daemon_child(nspath, lab->daemon, argv, pipefd[1], parent);
+	close(pipefd[1]);
+	rc = lab_read_child_report(pipefd[0], lab->daemon, err, errlen);
+	close(pipefd[0]);
+	if (rc == -1) {
+		int status;
+
+		/* It reported its own failure and exits; nothing more to say about it. */
+		(void)lab_reap(pid, &status);
+		return -1;
+	}
+	lab->daemon_pid = pid;
+	return 0;
+}
+
+/* Returns 1 if the daemon has exited, without reaping it: while it is an unreaped zombie its pid,
+ * and so its process group id, cannot be reused, so the group can still be signalled safely. */
+static int lab_daemon_exited(const struct lab *lab, int *status)
+{
+	siginfo_t si;
+
+	memset(&si, 0, sizeof(si));
+	if (waitid(P_PID, (id_t)lab->daemon_pid, &si, WEXITED | WNOHANG | WNOWAIT) == -1)
+		return errno == ECHILD;
+	if (si.si_pid != lab->daemon_pid)
+		return 0;
+	*status = si.si_code == CLD_EXITED ? si.si_status << 8 : si.si_status;
+	return 1;
+}
+
+static void lab_server_sockaddr(const struct lab *lab, struct sockaddr_storage *ss,
+				socklen_t *len)
+{
+	memset(ss, 0, sizeof(*ss));
+	if (lab->cfg.ipv6) {
+		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)ss;
+
+		s6->sin6_family = AF_INET6;
+		s6->sin6_port = htons(lab->cfg.port);
+		inet_pton(AF_INET6, lab->server_host, &s6->sin6_addr);
+		*len = sizeof(*s6);
+	} else {
+		struct sockaddr_in *s4 = (struct sockaddr_in *)ss;
+
+		s4->sin_family = AF_INET;
+		s4->sin_port = htons(lab->cfg.port);
+		inet_pton(AF_INET, lab->server_host, &s4->sin_addr);
+		*len = sizeof(*s4);
+	}
+}
+
+/* One connection attempt with a short timeout; 0 if the daemon accepted it. */
+static int lab_try_connect(const struct sockaddr_storage *ss, socklen_t len)
+{
+	struct pollfd pfd;
+	int fd, soerr = 0, rc = -1;
+	socklen_t elen = sizeof(soerr);
+
+	fd = socket(ss->ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd == -1)
+		return -1;
+	if (connect(fd, (const struct sockaddr *)ss, len) == 0) {
+		rc = 0;
+	} else if (errno == EINPROGRESS) {
+		pfd.fd = fd;
+		pfd.events = POLLOUT;
+		if (poll(&pfd, 1, 200) == 1 &&
+		    getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &elen) == 0 && soerr == 0)
+			rc = 0;
+	}
+	close(fd);
+	return rc;
+}
+
+/* Polls from the client namespace, so success also proves the routed path works. */
+static int lab_probe_loop(struct lab *lab, char *err, size_t errlen)
+{
+	struct sockaddr_storage ss;
+	socklen_t len;
+	int64_t deadline = clock_mono_ns() + LAB_READY_NS;
+	int status = 0;
+
+	lab_server_sockaddr(lab, &ss, &len);
+	for (;;) {
+		if (util_interrupted()) {
+			lab_err(err, errlen, "interrupted");
+			return -1;
+		}
+		if (lab_daemon_exited(lab, &status)) {
+			lab->daemon_reported = 1;
+			lab_err(err, errlen, "bloatmeterd exited (%s %d) before accepting connections; "
+				"see its messages above.", WIFSIGNALED(status) ? "signal" : "status",
+				WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+			return -1;
+		}
+		if (lab_try_connect(&ss, len) == 0)
+			return 0;
+		if (clock_mono_ns() >= deadline) {
+			lab_err(err, errlen, "bloatmeterd did not accept connections on %s port %u "
+				"within 5 s.", lab->server_host, (unsigned)lab->cfg.port);
+			return -1;
+		}
+		lab_sleep_ns(LAB_RETRY_NS);
+	}
+}
+
+static int lab_wait_ready(struct lab *lab, char *err, size_t errlen)
+{
+	int rc;
+
+	if (lab_setns(lab->client_fd, "client", err, errlen) == -1)
+		return -1;
+	rc = lab_probe_loop(lab, err, errlen);
+	if (lab_return(lab) == -1) {
+		lab_err(err, errlen, "cannot return to the original network namespace: %s.",
+			strerror(errno));
+		return -1;
+	}
+	return rc;
+}
+
+/* SIGTERM to the daemon's process group, up to 2 s of grace, then SIGKILL to whatever of the
+ * group is left (a stand-in daemon may have children); always reaps. */
+static void lab_stop_daemon(struct lab *lab)
+{
+	int64_t deadline = clock_mono_ns() + LAB_STOP_NS;
+	pid_t pid = lab->daemon_pid;
+	int status = 0, exited;
+
+	if (pid <= 0)
+		return;
+	if (kill(-pid, SIGTERM) == -1 && errno != ESRCH)
+		log_warn("cannot stop bloatmeterd (pid %ld)", (long)pid);
+	while (!(exited = lab_daemon_exited(lab, &status)) && clock_mono_ns() < deadline)
+		lab_sleep_ns(20 * NS_PER_MS);
+	if (!exited)
+		log_warnx("bloatmeterd did not stop within 2 s of SIGTERM; killing it");
+	if (kill(-pid, SIGKILL) == -1 && errno != ESRCH)
+		log_warn("cannot kill bloatmeterd (pid %ld)", (long)pid);
+	if (lab_reap(pid, &status) == -1)
+		log_warn("cannot reap bloatmeterd (pid %ld)", (long)pid);
+	else if (exited && !lab->daemon_reported && WIFEXITED(status) && WEXITSTATUS(status) != 0)
+		log_warnx("bloatmeterd exited with status %d", WEXITSTATUS(status));
+	lab->daemon_pid = 0;
+}
+
+/* ---- the public lifecycle ---- */
+
+static struct lab *lab_alloc(const struct lab_config *cfg, const struct lab_truth *truth)
+{
+	struct lab *lab = calloc(1, sizeof(*lab));
+
+	if (lab == NULL)
+		return NULL;
+	lab->cfg = *cfg;
+	lab->cfg.daemon_path = NULL; /* not ours to keep; lab->daemon holds the resolved path */
+	lab->truth = *truth;
+	lab->origin_fd = -1;
+	lab->client_fd = -1;
+	for (int r = 0; r < LAB_ROLES; r++)
+		snprintf(lab->ns[r], sizeof(lab->ns[r]), "bm%ld-%c", (long)getpid(),
+			 lab_role_letter[r]);
+	snprintf(lab->server_host, sizeof(lab->server_host), "%s",
+		 cfg->ipv6 ? "2001:2:0:2::2" : "198.18.2.2");
+	return lab;
+}
+
+static int lab_prepare(struct lab *lab, const struct lab_config *cfg, char *err, size_t errlen)
+{
+	if (lab_find_tool("ip", lab->ip, sizeof(lab->ip)) == -1 ||
+	    lab_find_tool("tc", lab->tc, sizeof(lab->tc)) == -1) {
+		lab_err(err, errlen, "the lab needs ip and tc from iproute2, but they are not in "
+			"/usr/sbin, /sbin, /usr/bin or /bin.");
+		return -1;
+	}
+	if (lab_find_tool("nft", lab->nft, sizeof(lab->nft)) == -1)
+		lab->nft[0] = '\0'; /* only needed for random loss */
+	if (lab_find_daemon(cfg, lab->daemon, sizeof(lab->daemon), err, errlen) == -1)
+		return -1;
+	/* thread-self: setns moves only this thread, so remember this thread's namespace. */
+	lab->origin_fd = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
+	if (lab->origin_fd == -1) {
+		lab_err(err, errlen, "cannot open this thread's network namespace: %s.",
+			strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+struct lab *lab_create(const struct lab_config *cfg, char *err, size_t errlen)
+{
+	struct lab_truth truth;
+	struct lab *lab;
+
+	if (geteuid() != 0) {
+		lab_err(err, errlen, "bloatmeter lab needs root (it creates network namespaces and "
+			"tc qdiscs); run it with sudo.");
+		return NULL;
+	}
+	if (lab_live > 0) {
+		lab_err(err, errlen, "only one lab can exist per process.");
+		return NULL;
+	}
+	if (lab_check_config(cfg, &truth, err, errlen) == -1)
+		return NULL;
+	lab = lab_alloc(cfg, &truth);
+	if (lab == NULL) {
+		lab_err(err, errlen, "out of memory.");
+		return NULL;
+	}
+	lab_live++;
+	if (lab_prepare(lab, cfg, err, errlen) == -1)
+		goto fail;
+	lab_remove_stale(lab->ip);
+	if (lab_make_namespaces(lab, err, errlen) == -1 || lab_make_links(lab, err, errlen) == -1 ||
+	    lab_addresses(lab, err, errlen) == -1 || lab_routes(lab, err, errlen) == -1 ||
+	    lab_forwarding(lab, err, errlen) == -1 || lab_shape(lab, err, errlen) == -1 ||
+	    lab_loss(lab, err, errlen) == -1 ||
+	    lab_start_daemon(lab, err, errlen) == -1 || lab_wait_ready(lab, err, errlen) == -1)
+		goto fail;
+	log_debug("lab: ready, server %s port %u", lab->server_host, (unsigned)lab->cfg.port);
+	return lab;
+fail:
+	lab_destroy(lab);
+	return NULL;
+}
+
+const char *lab_server_host(const struct lab *lab)
+{
+	return lab->server_host;
+}
+
+int lab_enter_client(struct lab *lab, char *err, size_t errlen)
+{
+	if (lab_setns(lab->client_fd, "client", err, errlen) == -1)
+		return -1;
+	lab->in_client = 1;
+	return 0;
+}
+
+int lab_leave_client(struct lab *lab)
+{
+	if (lab_return(lab) == -1)
+		return -1;
+	lab->in_client = 0;
+	return 0;
+}
+
+void lab_get_truth(const struct lab *lab, struct lab_truth *truth)
+{
+	*truth = lab->truth;
+}
+
+void lab_destroy(struct lab *lab)
+{
+	if (lab == NULL)
+		return;
+	/* A namespace this thread still sits in would outlive its deletion. */
+	if (lab->in_client)
+		(void)lab_leave_client(lab);
+	lab_stop_daemon(lab);
+	/* Deleting a namespace removes its veths and their qdiscs with it. */
+	for (int r = LAB_ROLES - 1; r >= 0; r--) {
+		if (lab->created[r]) {
+			lab_netns_del(lab->ip, lab->ns[r]);
+			lab->created[r] = 0;
+		}
+	}
+	if (lab->client_fd != -1)
+		close(lab->client_fd);
+	if (lab->origin_fd != -1)
+		close(lab->origin_fd);
+	lab->client_fd = lab->origin_fd = -1;
+	lab_live--;
+	free(lab);
+}

@@ -1,0 +1,41 @@
+/* lab: an emulated bottleneck in network namespaces — client — router — server joined by
+ * veth pairs, one tbf per direction on the router's egress ports (queue limit = rate × buffer)
+ * — with the real bloatmeterd running in the server namespace. */
+#ifndef BM_LAB_H
+#define BM_LAB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "client/model/result.h"
+
+struct lab_config {
+	uint64_t down_rate_bps;    /* tbf rate, server → client */
+	uint64_t up_rate_bps;      /* tbf rate, client → server */
+	double down_buffer_ms;     /* tbf queue limit = down_rate × down_buffer */
+	double up_buffer_ms;
+	double down_loss_pct;      /* random loss injected on the router (nftables), 0 = none */
+	double up_loss_pct;
+	int ipv6;                  /* the client reaches the server over IPv6 */
+	const char *daemon_path;   /* bloatmeterd binary; NULL = look next to this program */
+	uint16_t port;             /* daemon's control port */
+	int daemon_verbose;        /* pass -v to the daemon */
+};
+
+struct lab;
+
+/* Creates the namespaces, links, addresses, routes, forwarding and tbf qdiscs and starts
+ * bloatmeterd in the server namespace, returning once it accepts connections. Needs root.
+ * On failure removes whatever it created and returns NULL with one sentence in err. */
+struct lab *lab_create(const struct lab_config *cfg, char *err, size_t errlen);
+/* The server's address as the client should dial it (numeric, no brackets). */
+const char *lab_server_host(const struct lab *lab);
+/* Moves the calling thread into the client namespace; call before creating threads. */
+int lab_enter_client(struct lab *lab, char *err, size_t errlen);
+/* Moves the calling thread back to the namespace it started in. */
+int lab_leave_client(struct lab *lab);
+void lab_get_truth(const struct lab *lab, struct lab_truth *truth);
+/* Stops the daemon and deletes every namespace the lab created; safe on partial set-up. */
+void lab_destroy(struct lab *lab);
+
+#endif

@@ -1,0 +1,92 @@
+/* result: lifecycle of the result model. */
+#include "client/model/result.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void result_init(struct test_result *r, const struct client_config *cfg)
+{
+	memset(r, 0, sizeof(*r));
+	r->cfg = *cfg;
+	r->ip_overhead = NAN;
+	r->rtt0_ms = NAN;
+}
+
+void result_free(struct test_result *r)
+{
+	free(r->probes);
+	free(r->down);
+	free(r->up);
+	free(r->flows);
+	r->flows = NULL;
+	for (int i = 0; i < r->nseries; i++)
+		series_free(&r->series[i]);
+	r->nseries = 0;
+	r->probes = NULL;
+	r->down = r->up = NULL;
+}
+
+const struct phase_result *result_find_phase(const struct test_result *r, enum phase_kind k)
+{
+	for (int i = 0; i < r->nphases && i < PHASE_KINDS; i++)
+		if (r->phases[i].kind == k)
+			return &r->phases[i];
+	return NULL;
+}
+
+size_t result_replies(const struct test_result *r)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < r->nprobes; i++)
+		n += r->probes[i].received != 0;
+	return n;
+}
+
+struct probe_series *result_add_series(struct test_result *r, const char *name,
+					const char *target)
+{
+	struct probe_series *ps;
+
+	if (r->nseries >= RESULT_MAX_SERIES)
+		return NULL;
+	ps = &r->series[r->nseries++];
+	series_init(ps, name, target);
+	return ps;
+}
+
+const struct probe_series *result_find_series(const struct test_result *r, const char *name,
+					      int *index)
+{
+	for (int i = 0; i < r->nseries; i++) {
+		if (strcmp(r->series[i].name, name) == 0) {
+			if (index)
+				*index = i;
+			return &r->series[i];
+		}
+	}
+	return NULL;
+}
+
+void result_warn(struct test_result *r, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (r->nwarnings >= (int)(sizeof(r->warnings) / sizeof(r->warnings[0])))
+		return;
+	va_start(ap, fmt);
+	vsnprintf(r->warnings[r->nwarnings++], sizeof(r->warnings[0]), fmt, ap);
+	va_end(ap);
+}
+
+int64_t result_window_start(const struct phase_result *ph)
+{
+	if (ph->kind == PHASE_IDLE)
+		return ph->start_ns;
+	if (ph->steady_start_ns >= 0)
+		return ph->steady_start_ns;
+	return ph->start_ns + (ph->end_ns - ph->start_ns) / 2;
+}
