@@ -10,6 +10,7 @@ packages=(
 	dpkg-dev                                    # cpack -G DEB: dpkg-shlibdeps computes Depends
 	libevent-dev libjson-c-dev libssl-dev libpcap-dev libcmocka-dev zlib1g-dev   # libraries
 	iproute2 nftables jq                        # the lab (namespaces, tbf, random loss)
+	python3                                     # scripts/check-layers.py (the build's layer check)
 )
 if [ "${1:-}" = "--test-tools" ]; then
 	packages+=(
