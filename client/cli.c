@@ -406,7 +406,7 @@ static int cli_measure(const struct client_config *cfg, struct test_result *res)
 {
 	char err[256];
 
-	if (test_run(cfg, res, err, sizeof(err)) < 0) {
+	if (measure_run(cfg, res, err, sizeof(err)) < 0) {
 		log_error("%s", err);
 		return 1;
 	}

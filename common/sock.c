@@ -4,6 +4,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/tcp.h>
 #include <netdb.h>
 #include <poll.h>
@@ -428,4 +429,65 @@ int sock_set_pacing(int fd, uint64_t bytes_per_s)
 						 : (uint32_t)bytes_per_s;
 
 	return setsockopt(fd, SOL_SOCKET, SO_MAX_PACING_RATE, &v, sizeof(v));
+}
+
+int sock_wait(int fd, short events, int64_t deadline_ns)
+{
+	struct pollfd pfd = { .fd = fd, .events = events };
+
+	for (;;) {
+		int64_t left = (deadline_ns - clock_mono_ns()) / NS_PER_MS;
+		int n;
+
+		if (left <= 0) {
+			errno = ETIMEDOUT;
+			return -1;
+		}
+		n = poll(&pfd, 1, left > INT_MAX ? INT_MAX : (int)left);
+		if (n > 0)
+			return 0;
+		if (n < 0 && errno != EINTR)
+			return -1;
+	}
+}
+
+int sock_send_all(int fd, const void *buf, size_t len, int64_t deadline_ns)
+{
+	const uint8_t *p = buf;
+
+	while (len > 0) {
+		ssize_t n = send(fd, p, len, MSG_NOSIGNAL);
+
+		if (n > 0) {
+			p += n;
+			len -= (size_t)n;
+		} else if (n < 0 && errno != EAGAIN && errno != EINTR) {
+			return -1;
+		} else if (sock_wait(fd, POLLOUT, deadline_ns) < 0) {
+			return -1;
+		}
+	}
+	return 0;
+}
+
+int sock_recv_all(int fd, void *buf, size_t len, int64_t deadline_ns)
+{
+	uint8_t *p = buf;
+
+	while (len > 0) {
+		ssize_t n = recv(fd, p, len, 0);
+
+		if (n > 0) {
+			p += n;
+			len -= (size_t)n;
+		} else if (n == 0) {
+			errno = ECONNRESET;
+			return -1;
+		} else if (errno != EAGAIN && errno != EINTR) {
+			return -1;
+		} else if (sock_wait(fd, POLLIN, deadline_ns) < 0) {
+			return -1;
+		}
+	}
+	return 0;
 }

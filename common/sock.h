@@ -80,6 +80,14 @@ int sock_same_ip(const struct sockaddr *a, const struct sockaddr *b);
 int sock_same_client(const struct sockaddr *a, const struct sockaddr *b);
 uint16_t sock_port(const struct sockaddr *sa);
 
+/* Waits until fd is ready for events (POLLIN / POLLOUT) or deadline_ns (CLOCK_MONOTONIC)
+ * passes; EINTR restarts. 0 ready, or -1 with errno (ETIMEDOUT at the deadline). */
+int sock_wait(int fd, short events, int64_t deadline_ns);
+/* Blocking-style I/O on a non-blocking socket until deadline_ns: all len bytes, or -1 with
+ * errno (ETIMEDOUT; ECONNRESET when the peer closed before len bytes arrived). */
+int sock_send_all(int fd, const void *buf, size_t len, int64_t deadline_ns);
+int sock_recv_all(int fd, void *buf, size_t len, int64_t deadline_ns);
+
 /* Bytes per second each of nflows flows may send so that together they stay at max_bps
  * (bits/s); 0 when there is no cap or no flow. */
 uint64_t sock_pacing_share(uint64_t max_bps, int nflows);

@@ -1,6 +1,6 @@
 /* tls: SSL_CTX set-up for both ends, the client's deadline-bound blocking handshake and I/O
- * (the control handshake is blocking, see client/ctrl.c), error strings, and the non-blocking
- * handshake steps and I/O of TLS bulk flows (server/bulk.c, client/load.c). */
+ * (the control handshake is blocking, see client/run/ctrl.c), error strings, and the non-blocking
+ * handshake steps and I/O of TLS bulk flows (server/bulk.c, client/run/load.c). */
 #include "common/tls.h"
 
 #include <arpa/inet.h>
@@ -15,6 +15,7 @@
 
 #include "common/clock.h"
 #include "common/record.h"
+#include "common/sock.h"
 #include "common/wire.h"
 
 /* A TLS record header starts with content type 22 (handshake) and major version 3. As a
@@ -130,28 +131,13 @@ SSL_CTX *tls_client_ctx(const char *ca_file, int insecure, char *err, size_t err
 static int tls_wait(SSL *ssl, int fd, int rc, int64_t deadline_ns)
 {
 	int e = SSL_get_error(ssl, rc);
-	struct pollfd pfd = { .fd = fd };
-	int64_t left;
-	int n;
 
 	if (e != SSL_ERROR_WANT_READ && e != SSL_ERROR_WANT_WRITE) {
 		errno = (e == SSL_ERROR_ZERO_RETURN ||
 			 (e == SSL_ERROR_SYSCALL && ERR_peek_error() == 0)) ? ECONNRESET : EPROTO;
 		return -1;
 	}
-	pfd.events = e == SSL_ERROR_WANT_READ ? POLLIN : POLLOUT;
-	for (;;) {
-		left = (deadline_ns - clock_mono_ns()) / NS_PER_MS;
-		if (left <= 0) {
-			errno = ETIMEDOUT;
-			return -1;
-		}
-		n = poll(&pfd, 1, (int)left);
-		if (n > 0)
-			return 0;
-		if (n < 0 && errno != EINTR)
-			return -1;
-	}
+	return sock_wait(fd, e == SSL_ERROR_WANT_READ ? POLLIN : POLLOUT, deadline_ns);
 }
 
 /* Tells the SSL which name or address the certificate must carry. */

@@ -1,5 +1,5 @@
 /* pcap: live passive capture of the test's own traffic (libpcap, root or CAP_NET_RAW) on its
- * own thread, fed to the passive analyzer (client/pcapanalyze.h) with capture times converted
+ * own thread, fed to the passive analyzer (probes/pcapanalyze.h) with capture times converted
  * to CLOCK_MONOTONIC so they compare with probe times; optionally saved to a file that
  * `bloatmeter analyze` reads. */
 #ifndef BM_PROBE_PCAP_H

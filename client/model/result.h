@@ -68,7 +68,7 @@ struct cc_report {
 };
 
 /* server_clock = client_clock + offset(t), offset(t) = offset_ns + drift × (t − t_ref_ns);
- * estimated by client/clocksync.c. */
+ * estimated by client/analysis/clocksync.c. */
 struct clock_fit {
 	int valid;
 	int drift_fitted;        /* two windows were usable; else drift is 0 */
@@ -247,7 +247,7 @@ struct test_result {
 
 	uint64_t server_max_rate_bps;  /* the server's bulk rate cap per direction (welcome);
 					* 0 = none */
-	struct tls_load_report tls_load; /* --tls-load (client/load.c) */
+	struct tls_load_report tls_load; /* --tls-load (client/run/load.c) */
 };
 
 void result_init(struct test_result *r, const struct client_config *cfg);

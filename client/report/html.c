@@ -11,6 +11,7 @@
 #include "client/analysis/analysis.h"
 #include "client/analysis/clocksync.h"
 #include "client/report/svg.h"
+#include "client/report/wording.h"
 #include "common/fileio.h"
 #include "common/log.h"
 #include "common/util.h"
@@ -74,28 +75,14 @@ static void meta_row(struct svg_buf *b, const char *key, const char *value)
 	svg_puts(b, "</tr>\n");
 }
 
-/* What one end really ran, e.g. "cubic" or "reno (bbr refused: EPERM)". */
-static void cc_end(const char *req, int ok, const char *used, const char *err, char *buf,
-		   size_t len)
-{
-	const char *u = used[0] ? used : ok ? req : "default";
-
-	if (ok)
-		snprintf(buf, len, "%s", u);
-	else
-		snprintf(buf, len, "%s (%s refused%s%s)", u, req, err[0] ? ": " : "", err);
-}
-
 static void page_header(struct svg_buf *b, const struct test_result *r)
 {
-	const struct cc_report *cc = &r->cc;
-	const char *req = cc->requested[0] ? cc->requested : r->cfg.cc;
 	char start[40] = "-", client[160], server[160], line[160];
 
 	if (r->start_real_ns > 0)
 		util_iso8601(r->start_real_ns, start, sizeof(start));
-	cc_end(req, cc->client_ok, cc->client_used, cc->client_error, client, sizeof(client));
-	cc_end(req, cc->server_ok, cc->server_used, cc->server_error, server, sizeof(server));
+	wording_cc_end(r, 0, 1, client, sizeof(client));
+	wording_cc_end(r, 1, 1, server, sizeof(server));
 	svg_printf(b, "<header>\n<h1>bloatmeter %s report</h1>\n<table class=\"meta\">\n", BM_VERSION);
 	meta_row(b, "Server", r->server_addr);
 	meta_row(b, "Server version", r->server_version);
@@ -175,8 +162,7 @@ static void buffer_notes(const struct buffer_estimate *e, char *buf, size_t len)
 	snprintf(buf, len, "%s%s%s%s%s", e->lower_bound ? "lower bound (" : "",
 		 e->lower_bound ? e->lower_bound_why : "", e->lower_bound ? ") " : "",
 		 e->unstable ? "unstable (wide interval) " : "",
-		 e->managed ? "short queue with drops at full load: AQM, policer or host limit; "
-			      "the physical buffer is not observable" : "");
+		 e->managed ? WORDING_MANAGED_QUEUE : "");
 }
 
 /* The methods named so far, in order; the table cites them by number. */
@@ -679,8 +665,7 @@ static void page_head(struct svg_buf *b, const struct test_result *r)
 	svg_puts(b, ", ");
 	svg_escape(b, start);
 	svg_puts(b, ", cc ");
-	svg_escape(b, r->cc.client_used[0] ? r->cc.client_used :
-		   r->cc.requested[0] ? r->cc.requested : r->cfg.cc);
+	svg_escape(b, wording_cc_client(r));
 	svg_printf(b, "</title>\n<style>\n%s</style>\n</head>\n<body>\n", page_css);
 }
 

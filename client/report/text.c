@@ -8,6 +8,7 @@
 #include "client/model/fleet.h"
 #include "client/report/format.h"
 #include "client/report/text_probes.h"
+#include "client/report/wording.h"
 
 /* Table layout: phase, goodput down/up, RTT min…max, loss, latency increase. */
 #define ROW_FMT "%-15s %11s %10s %12s %7s %7s %7s %7s %14s %11s\n"
@@ -34,32 +35,6 @@ static void put_cell(FILE *out, const char *s, int width)
 	for (const char *p = s; *p; p++)
 		chars += ((unsigned char)*p & 0xc0) != 0x80;
 	fprintf(out, "%*s%s", width > chars ? width - chars : 0, "", s);
-}
-
-static const char *cc_requested(const struct test_result *r)
-{
-	return r->cc.requested[0] ? r->cc.requested : r->cfg.cc;
-}
-
-/* "cc cubic (both ends)" or what each end really ran, e.g. "cc client bbr (cubic refused)". */
-static void describe_cc(const struct test_result *r, char *buf, size_t len)
-{
-	const struct cc_report *cc = &r->cc;
-	const char *req = cc_requested(r);
-	char su[sizeof(cc->server_used)];
-	const char *cu;
-
-	/* An end that set the requested algorithm but did not name it ran the requested one. */
-	cu = cc->client_used[0] ? cc->client_used : cc->client_ok ? req : "default";
-	report_clean(cc->server_used[0] ? cc->server_used : cc->server_ok ? req : "default", su,
-	      sizeof(su));
-	if (cc->client_ok && cc->server_ok && strcmp(cu, su) == 0)
-		snprintf(buf, len, "cc %s (both ends)", cu);
-	else
-		snprintf(buf, len, "cc client %s%s%s%s, server %s%s%s%s", cu,
-			 cc->client_ok ? "" : " (", cc->client_ok ? "" : req,
-			 cc->client_ok ? "" : " refused)", su, cc->server_ok ? "" : " (",
-			 cc->server_ok ? "" : req, cc->server_ok ? "" : " refused)");
 }
 
 /* Which clock stamped the probe replies at each end. */
@@ -105,7 +80,7 @@ static void text_header(const struct test_result *r, FILE *out)
 {
 	char cc[160], ts[128], addr[sizeof(r->server_addr)];
 
-	describe_cc(r, cc, sizeof(cc));
+	wording_cc(r, cc, sizeof(cc));
 	describe_ts(r, ts, sizeof(ts));
 	fprintf(out, "bloatmeter %s → %s, %d flow%s per direction, %s, UDP probes every %g ms (%s)\n",
 		BM_VERSION, report_clean(r->server_addr, addr, sizeof(addr)), r->cfg.flows,
@@ -119,10 +94,10 @@ static void text_cc_errors(const struct test_result *r, FILE *out)
 	char err[sizeof(r->cc.server_error)];
 
 	if (!r->cc.client_ok && r->cc.client_error[0])
-		fprintf(out, "note: the client could not use %s: %s\n", cc_requested(r),
+		fprintf(out, "note: the client could not use %s: %s\n", wording_cc_requested(r),
 			report_clean(r->cc.client_error, err, sizeof(err)));
 	if (!r->cc.server_ok && r->cc.server_error[0])
-		fprintf(out, "note: the server could not use %s: %s\n", cc_requested(r),
+		fprintf(out, "note: the server could not use %s: %s\n", wording_cc_requested(r),
 			report_clean(r->cc.server_error, err, sizeof(err)));
 }
 
@@ -192,8 +167,7 @@ static void text_buffer_line(const struct test_result *r, const char *dir, enum 
 		report_num(b->q_max_ms, 1, qmax, sizeof(qmax)),
 		b->lower_bound ? "; lower bound: " : "", b->lower_bound ? b->lower_bound_why : "");
 	if (b->managed)
-		fprintf(out, "  %-9s short queue with drops at full load: a managed queue (AQM), a policer "
-			     "or a host limit — the physical buffer is not observable\n", "");
+		fprintf(out, "  %-9s %s\n", "", WORDING_MANAGED_QUEUE);
 }
 
 static void text_buffers(const struct test_result *r, FILE *out)

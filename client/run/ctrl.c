@@ -3,7 +3,6 @@
 
 #include <errno.h>
 #include <math.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,57 +18,14 @@
 /* Writes all of buf before the deadline (fd is non-blocking), through ssl when it is set. */
 static int ctrl_write_all(int fd, SSL *ssl, const uint8_t *buf, size_t len, int64_t deadline)
 {
-	if (ssl != NULL)
-		return tls_write_all(ssl, fd, buf, len, deadline);
-	while (len > 0) {
-		struct pollfd pfd = { .fd = fd, .events = POLLOUT };
-		ssize_t n = send(fd, buf, len, MSG_NOSIGNAL);
-		int64_t left;
-
-		if (n > 0) {
-			buf += n;
-			len -= (size_t)n;
-			continue;
-		}
-		if (n < 0 && errno != EAGAIN && errno != EINTR)
-			return -1;
-		left = (deadline - clock_mono_ns()) / NS_PER_MS;
-		if (left <= 0 || poll(&pfd, 1, (int)left) <= 0) {
-			errno = ETIMEDOUT;
-			return -1;
-		}
-	}
-	return 0;
+	return ssl ? tls_write_all(ssl, fd, buf, len, deadline) :
+		     sock_send_all(fd, buf, len, deadline);
 }
 
 /* Reads exactly len bytes before the deadline. */
 static int ctrl_read_all(int fd, SSL *ssl, uint8_t *buf, size_t len, int64_t deadline)
 {
-	if (ssl != NULL)
-		return tls_read_all(ssl, fd, buf, len, deadline);
-	while (len > 0) {
-		struct pollfd pfd = { .fd = fd, .events = POLLIN };
-		ssize_t n = recv(fd, buf, len, 0);
-		int64_t left;
-
-		if (n > 0) {
-			buf += n;
-			len -= (size_t)n;
-			continue;
-		}
-		if (n == 0) {
-			errno = ECONNRESET;
-			return -1;
-		}
-		if (errno != EAGAIN && errno != EINTR)
-			return -1;
-		left = (deadline - clock_mono_ns()) / NS_PER_MS;
-		if (left <= 0 || poll(&pfd, 1, (int)left) <= 0) {
-			errno = ETIMEDOUT;
-			return -1;
-		}
-	}
-	return 0;
+	return ssl ? tls_read_all(ssl, fd, buf, len, deadline) : sock_recv_all(fd, buf, len, deadline);
 }
 
 static json_object *ctrl_read_msg(int fd, SSL *ssl, int64_t deadline, char *err, size_t errlen)

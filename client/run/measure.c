@@ -1,4 +1,4 @@
-/* test: the phase schedule runs on the load event loop, driven by a 50 ms tick; UDP probes
+/* measure: the phase schedule runs on the load event loop, driven by a 50 ms tick; UDP probes
  * run throughout on their own thread. */
 #include "client/run/measure.h"
 
@@ -807,7 +807,7 @@ static int test_setup_load(struct test *t, char *err, size_t errlen)
 	return 0;
 }
 
-int test_run(const struct client_config *cfg, struct test_result *res, char *err, size_t errlen)
+int measure_run(const struct client_config *cfg, struct test_result *res, char *err, size_t errlen)
 {
 	struct test t;
 	struct event_config *ec = event_config_new();

@@ -1,7 +1,8 @@
-/* test: runs one measurement — handshake, phase schedule, load and probes — and fills the raw
- * parts of a test_result. Analysis and output are separate. */
-#ifndef BM_TEST_H
-#define BM_TEST_H
+/* measure: runs one measurement — handshake, phase schedule, load and probes — and fills the raw
+ * parts of a test_result. Analysis and output are separate. Layer: client/run; called by the
+ * command line. */
+#ifndef BM_MEASURE_H
+#define BM_MEASURE_H
 
 #include <stddef.h>
 
@@ -10,6 +11,6 @@
 
 /* Runs the whole test against cfg->server. res must be result_init'ed. Returns 0, or -1
  * with one sentence in err (unreachable, refused, lost connection, interrupted). */
-int test_run(const struct client_config *cfg, struct test_result *res, char *err, size_t errlen);
+int measure_run(const struct client_config *cfg, struct test_result *res, char *err, size_t errlen);
 
 #endif

@@ -1,4 +1,4 @@
-/* Unit tests for client/bootstrap.c: degenerate and known distributions, determinism, and
+/* Unit tests for client/analysis/bootstrap.c: degenerate and known distributions, determinism, and
  * input limits. */
 #include <math.h>
 #include <setjmp.h>

@@ -1,4 +1,4 @@
-/* Unit tests for client/clocksync.c: offset and drift recovered from synthetic exchanges with
+/* Unit tests for client/analysis/clocksync.c: offset and drift recovered from synthetic exchanges with
  * a known offset, drift and path delays, and one-way delays computed from the fit. */
 #include <math.h>
 #include <setjmp.h>

@@ -1,4 +1,4 @@
-/* Unit tests for client/droppattern.c and the grade bands: loss periods, distances and the
+/* Unit tests for client/analysis/droppattern.c and the grade bands: loss periods, distances and the
  * Gilbert model on traces with known structure, and each classification rule. */
 #include <math.h>
 #include <setjmp.h>

@@ -1,4 +1,4 @@
-/* Unit tests for client/probestats.c and client/rpm.c: window statistics of a probe series
+/* Unit tests for client/analysis/probestats.c and client/analysis/rpm.c: window statistics of a probe series
  * (loss, errors, jitter), the trimmed mean, and RPM on series with known values. */
 #include <math.h>
 #include <setjmp.h>

@@ -1,0 +1,55 @@
+/* wording: shared sentences of the human-readable writers. */
+#include "client/report/wording.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "client/report/format.h"
+
+const char *wording_cc_requested(const struct test_result *r)
+{
+	return r->cc.requested[0] ? r->cc.requested : r->cfg.cc;
+}
+
+/* What an end ran: the name it reported, else (it set the request without naming it) the
+ * requested one, else the system default. */
+static const char *cc_used(const char *used, int ok, const char *req)
+{
+	return used[0] ? used : ok ? req : "default";
+}
+
+void wording_cc_end(const struct test_result *r, int server, int why, char *buf, size_t len)
+{
+	const struct cc_report *cc = &r->cc;
+	const char *req = wording_cc_requested(r);
+	int ok = server ? cc->server_ok : cc->client_ok;
+	const char *err = server ? cc->server_error : cc->client_error;
+	char used[sizeof(cc->server_used)], reason[sizeof(cc->server_error)];
+
+	report_clean(cc_used(server ? cc->server_used : cc->client_used, ok, req), used,
+		     sizeof(used));
+	report_clean(err, reason, sizeof(reason));
+	if (ok)
+		snprintf(buf, len, "%s", used);
+	else
+		snprintf(buf, len, "%s (%s refused%s%s)", used, req, why && reason[0] ? ": " : "",
+			 why ? reason : "");
+}
+
+void wording_cc(const struct test_result *r, char *buf, size_t len)
+{
+	const struct cc_report *cc = &r->cc;
+	char client[160], server[160];
+
+	wording_cc_end(r, 0, 0, client, sizeof(client));
+	wording_cc_end(r, 1, 0, server, sizeof(server));
+	if (cc->client_ok && cc->server_ok && strcmp(client, server) == 0)
+		snprintf(buf, len, "cc %s (both ends)", client);
+	else
+		snprintf(buf, len, "cc client %s, server %s", client, server);
+}
+
+const char *wording_cc_client(const struct test_result *r)
+{
+	return cc_used(r->cc.client_used, 1, wording_cc_requested(r));
+}
