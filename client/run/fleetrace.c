@@ -151,6 +151,8 @@ static int fleet_race_run(struct fleet_race *r, char *err, size_t errlen)
 		}
 		while (r->next < r->total && fleet_race_due(r, r->next) <= now)
 			fleet_race_start(r, r->next++);
+		if (r->next >= r->total && r->open == 0)
+			break; /* the last attempts failed inside connect(): nothing to wait for */
 		np = fleet_race_pollset(r, pfd, idx, &wake);
 		wait = wake > now ? wake - now : 0;
 		ts.tv_sec = (time_t)(wait / NS_PER_SEC);

@@ -18,6 +18,7 @@
 
 #include "client/model/fleet.h"
 #include "client/run/fleetrace.h"
+#include "common/clock.h"
 
 static struct fleet *new_fleet(void)
 {
@@ -344,6 +345,25 @@ static void test_race_loopback(void **state)
 	free(f);
 }
 
+/* Every attempt fails inside connect() itself (TCP to a multicast address is ENETUNREACH at
+ * once, as is any address on a host without a route): the race must end when the last one
+ * has, not wait in poll with nothing open. The old loop slept forever here. */
+static void test_race_fails_at_once(void **state)
+{
+	struct fleet_timing t = { .samples = 2, .spacing_ms = 10, .timeout_ms = 500 };
+	struct fleet *f = new_fleet();
+	char err[FLEET_ERR_MAX * 2] = "";
+	int64_t t0 = clock_mono_ns();
+
+	(void)state;
+	assert_int_equal(fleet_parse_list(f, "224.0.0.1:4750", 4750, err, sizeof(err)), 0);
+	assert_int_equal(fleet_measure(f, &t, err, sizeof(err)), -1);
+	assert_true(clock_mono_ns() - t0 < 2 * NS_PER_SEC);
+	assert_int_equal(f->cand[0].failed, 2);
+	assert_non_null(strstr(err, "none of the 1 server could be reached: 224.0.0.1:4750"));
+	free(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -356,6 +376,7 @@ int main(void)
 		cmocka_unit_test(test_median),
 		cmocka_unit_test(test_choice),
 		cmocka_unit_test(test_race_loopback),
+		cmocka_unit_test(test_race_fails_at_once),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
