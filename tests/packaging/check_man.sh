@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The manual pages in docs/man/: each renders without a groff or man warning, and each
 # documents every long option there is — bloatmeterd(8) every flag of the option table and of
-# server/main.c, bloatmeterd.conf(5) every key of the table, bloatmeter(1) every long option of
-# the client's getopt tables (client/*.c) — so an option added without documentation fails.
-#   check_man.sh SRCDIR LIST_OPTIONS   (LIST_OPTIONS prints the option table, one name a line)
+# server/main.c, bloatmeterd.conf(5) every key of the table, bloatmeter(1) every option of the
+# client's table (client/options.c) and of any other getopt table in client/*.c — so an option
+# added without documentation fails.
+#   check_man.sh SRCDIR LIST_OPTIONS   (LIST_OPTIONS prints the option tables, see list_options.c)
 set -uo pipefail
 src=$1 list=$2
 man=$src/docs/man
@@ -45,12 +46,14 @@ table_opts() { grep -ho '{ *"[a-z0-9-]*", *[a-z_]*_argument' "$@" | cut -d'"' -f
 mapfile -t srv < <("$list") || true
 [ ${#srv[@]} -gt 5 ] || bad "list_options printed ${#srv[@]} options"
 mapfile -t srvextra < <(table_opts "$src/server/main.c")
-mapfile -t cli < <(table_opts "$src"/client/*.c)
-[ ${#cli[@]} -gt 20 ] || bad "found only ${#cli[@]} client options in client/*.c"
+mapfile -t cli < <("$list" client | cut -d' ' -f1) || true
+[ ${#cli[@]} -gt 20 ] || bad "list_options client printed ${#cli[@]} options"
+mapfile -t cliextra < <(table_opts "$src"/client/*.c)
 
 need_flags "$work/bloatmeterd.8.txt" "bloatmeterd.8 (option table)" "${srv[@]}"
 need_flags "$work/bloatmeterd.8.txt" "bloatmeterd.8 (server/main.c)" "${srvextra[@]}"
-need_flags "$work/bloatmeter.1.txt" "bloatmeter.1 (client/*.c)" "${cli[@]}"
+need_flags "$work/bloatmeter.1.txt" "bloatmeter.1 (client/options.c)" "${cli[@]}"
+need_flags "$work/bloatmeter.1.txt" "bloatmeter.1 (getopt tables in client/*.c)" "${cliextra[@]}"
 # A key's entry in the conf page is its tag line: "KEY = value".
 missing=()
 for n in "${srv[@]}"; do
