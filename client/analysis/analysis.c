@@ -10,6 +10,7 @@
 #include "client/analysis/bootstrap.h"
 #include "client/analysis/clocksync.h"
 #include "client/analysis/droppattern.h"
+#include "client/analysis/lowerbound.h"
 #include "client/analysis/probestats.h"
 #include "common/clock.h"
 
@@ -303,6 +304,7 @@ int analysis_buffer(const struct probe_rec *p, size_t n, int64_t from, int64_t t
 		goto none;
 	stats_sort(mx, nb);
 	out->ms = stats_percentile_sorted(mx, nb, ANALYSIS_BLOCK_MAX_QUANTILE);
+	out->sustained_ms = mx[nb >= 4 ? nb - 2 : nb - 1];
 	analysis_buffer_ci(mx, nb, ip_rate_bps, out);
 	stats_sort(q, m);
 	out->q_max_ms = q[m - 1];
@@ -764,6 +766,7 @@ void analysis_run(struct test_result *r)
 			    (double)r->server_max_rate_bps / 1e6);
 	analysis_buffers(r);
 	analysis_patterns(r);
+	lowerbound_apply(r);
 	analysis_recovery(r);
 	analysis_grades(r);
 	analysis_advice(r);

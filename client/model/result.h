@@ -167,7 +167,11 @@ struct buffer_estimate {
 	double q_p50_ms, q_p99_ms;
 	double q_max_ms;           /* the highest queueing delay in the window */
 	size_t samples;
-	int lower_bound;           /* load never saturated: the buffer is at least this */
+	double sustained_ms;       /* the highest sustained queue: the second-highest 1 s maximum
+				    * (the highest below four seconds), so one stalled second cannot
+				    * raise it; a lower bound reports this when it exceeds ms */
+	int lower_bound;           /* the queue did not sit at its top (lower_bound_why says why):
+				    * the buffer is at least this */
 	const char *method;        /* static string naming the method */
 	/* 95 % interval (docs/methods.md): low = bootstrap over the 1 s maxima; high = the larger
 	 * of the bootstrap's high and the second-highest 1 s maximum, plus two packets' time. */
@@ -176,7 +180,9 @@ struct buffer_estimate {
 	double resolution_ms;      /* two packets' time at the rate: added to ci_high */
 	int unstable;              /* the bootstrap interval's half-width exceeds 20 % of ms */
 	int managed;               /* saturated, small queue, yet drops: an AQM hides the buffer */
-	const char *lower_bound_why; /* "never saturated", "receive window", "send buffer" */
+	const char *lower_bound_why; /* "never saturated", "server rate limit", "receive window",
+				      * "send buffer", "client CPU", "server CPU", "bbr",
+				      * "random loss", "managed queue", "unstable" */
 };
 
 struct test_result {

@@ -216,7 +216,8 @@ static void prom_buffers(struct prom *p, const struct test_result *r)
 			       "overhead).",
 			       DEC_INT },
 		[BF_LOWER_BOUND] = { "bloatmeter_buffer_lower_bound",
-				     "1 if the load never saturated: the buffer is at least the "
+				     "1 if the queue did not sit at its top (the JSON's "
+				     "lower_bound_reason says why): the buffer is at least the "
 				     "estimate.",
 				     DEC_INT },
 		[BF_MANAGED] = { "bloatmeter_buffer_managed_queue",
