@@ -15,9 +15,9 @@
 #include "common/clock.h"
 
 static const char *const buffer_method[] = {
-	[DELAY_RTT] = "lower quartile of the 1 s maxima of queueing delay (RTT - idle min RTT) over the steady window; bytes = ms x IP-level goodput",
-	[DELAY_UP] = "lower quartile of the 1 s maxima of upstream one-way queueing delay (OWD - idle min OWD, clock offset and drift removed) over the steady window; bytes = ms x IP-level goodput",
-	[DELAY_DOWN] = "lower quartile of the 1 s maxima of downstream one-way queueing delay (OWD - idle min OWD, clock offset and drift removed) over the steady window; bytes = ms x IP-level goodput",
+	[DELAY_RTT] = "median of the 1 s maxima of queueing delay (RTT - idle min RTT) over the steady window; bytes = ms x IP-level goodput",
+	[DELAY_UP] = "median of the 1 s maxima of upstream one-way queueing delay (OWD - idle min OWD, clock offset and drift removed) over the steady window; bytes = ms x IP-level goodput",
+	[DELAY_DOWN] = "median of the 1 s maxima of downstream one-way queueing delay (OWD - idle min OWD, clock offset and drift removed) over the steady window; bytes = ms x IP-level goodput",
 };
 
 /* Cumulative bytes at time t, interpolated; NAN outside the series. */
@@ -258,7 +258,7 @@ size_t analysis_block_maxima(const double *q, size_t m, size_t block, double *ou
 	return nb;
 }
 
-/* The 95 % interval over the sorted 1 s maxima mx. Low: a bootstrap of the lower quartile (the
+/* The 95 % interval over the sorted 1 s maxima mx. Low: a bootstrap of the median (the
  * maxima are 1 s apart, so nearly independent). High: that bootstrap describes how the seconds
  * vary, not how far the queue's top lies above them — a CUBIC sawtooth reaches the top only
  * every few seconds, so most seconds' maxima lie below it. The top is at least the highest

@@ -12,9 +12,10 @@
 #define ANALYSIS_STEADY_TOLERANCE 0.05                /* the draft's 5 % */
 #define ANALYSIS_STEADY_INTERVALS 4
 /* The buffer is this percentile of the 1 s maxima of queueing delay: the level the queue
- * itself reaches in three seconds out of four, which host stalls in some seconds cannot
- * raise (see docs/methods.md). */
-#define ANALYSIS_BLOCK_MAX_QUANTILE 25.0
+ * itself reaches in half the seconds, which host stalls in a minority of seconds cannot raise
+ * and a CUBIC sawtooth of several seconds does not pull far down (the lower quartile read
+ * 4-9 % low with -P auto; docs/methods.md, "Choosing the buffer estimator"). */
+#define ANALYSIS_BLOCK_MAX_QUANTILE 50.0
 /* IP packet size assumed when the load flows' MSS is unknown (Ethernet MTU). */
 #define ANALYSIS_DEFAULT_PACKET_BYTES 1500.0
 /* A load loop busy this share of one core during a phase may itself be the bottleneck. */
@@ -72,7 +73,7 @@ size_t analysis_queue_samples(const struct probe_rec *p, size_t n, int64_t from,
 size_t analysis_block_maxima(const double *q, size_t m, size_t block, double *out);
 
 /* Buffer estimate from the queueing delay q of probes sent in [from, to): the top of the
- * standing queue, ms = lower quartile over 1 s blocks of each block's maximum q (each second
+ * standing queue, ms = median over 1 s blocks of each block's maximum q (each second
  * sees the queue near its top at least once while it is full; the quartile rejects seconds
  * with a host stall); bytes = ms × ip_rate. Returns 0, or -1 (out->valid = 0) without samples or baseline. */
 int analysis_buffer(const struct probe_rec *p, size_t n, int64_t from, int64_t to,

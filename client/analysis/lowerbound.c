@@ -42,6 +42,13 @@ static const char *link_name(int up)
 	return up ? "uplink" : "downlink";
 }
 
+/* The probes this direction lost were lost with the queue at its top (tail drop at a full
+ * queue, however short): the estimate then is that top, whatever else dropped. */
+static int drops_at_top(const struct loss_pattern *lp, const struct buffer_estimate *b)
+{
+	return lp->lost > 0 && !isnan(lp->q_before_ms) && lp->q_before_ms >= 0.8 * b->ms;
+}
+
 /* The first piece of evidence that the queue stayed below its top, or NULL; the reason
  * names it, and a one-sentence warning explains it. */
 static const char *lowerbound_evidence(struct test_result *r, const struct phase_result *ph,
@@ -60,7 +67,7 @@ static const char *lowerbound_evidence(struct test_result *r, const struct phase
 			    dir, dir, fmax(b->ms, b->sustained_ms));
 		return "random loss";
 	}
-	if (b->managed) {
+	if (b->managed && !drops_at_top(lp, b)) {
 		result_warn(r, "a managed queue (AQM) or a policer kept the %s queue short: the physical buffer is at least %.1f ms",
 			    dir, fmax(b->ms, b->sustained_ms));
 		return "managed queue";

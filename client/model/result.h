@@ -162,7 +162,7 @@ struct phase_result {
 struct buffer_estimate {
 	int valid;
 	enum phase_kind phase;     /* where it was measured */
-	double ms;                 /* lower quartile of the 1 s maxima of queueing delay */
+	double ms;                 /* median of the 1 s maxima of queueing delay */
 	double bytes;              /* ms × IP-level throughput */
 	double q_p50_ms, q_p99_ms;
 	double q_max_ms;           /* the highest queueing delay in the window */

@@ -230,7 +230,7 @@ static void page_buffers(struct svg_buf *b, const struct test_result *r)
 		buffer_row(b, r, "downlink", PHASE_BIDIR, &r->buffer_bidir_down, &refs);
 	if (r->buffer_bidir_up.valid)
 		buffer_row(b, r, "uplink", PHASE_BIDIR, &r->buffer_bidir_up, &refs);
-	svg_puts(b, "</table>\n<p class=\"note\">Buffer = lower quartile of the 1 s maxima of the queueing "
+	svg_puts(b, "</table>\n<p class=\"note\">Buffer = median of the 1 s maxima of the queueing "
 		 "delay over the steady window (the top of the standing queue); bytes = ms × IP-level goodput. ≥ marks a lower bound.");
 	for (int i = 0; i < refs.n; i++) {
 		svg_printf(b, "<br>[%d] ", i + 1);

@@ -209,7 +209,7 @@ static void prom_buffers(struct prom *p, const struct test_result *r)
 		int dec;
 	} fam[BF_FIELDS] = {
 		[BF_SECONDS] = { "bloatmeter_buffer_seconds",
-				 "Bottleneck buffer estimate in time (lower quartile of the 1 s maxima of the queueing delay).",
+				 "Bottleneck buffer estimate in time (median of the 1 s maxima of the queueing delay).",
 				 DEC_S },
 		[BF_BYTES] = { "bloatmeter_buffer_bytes",
 			       "Bottleneck buffer estimate in IP bytes (time x goodput x IP "

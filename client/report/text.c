@@ -179,7 +179,7 @@ static void text_buffers(const struct test_result *r, FILE *out)
 			 "synced to ±%s ms", report_num(r->sync.error_ns / 1e6, 3, err, sizeof(err)));
 	else if (isfinite(r->rtt0_ms))
 		snprintf(base, sizeof(base), "the idle minimum RTT of %.2f ms", r->rtt0_ms);
-	fprintf(out, "Buffer (queueing delay above %s: lower quartile of the 1 s maxima over the steady "
+	fprintf(out, "Buffer (queueing delay above %s: median of the 1 s maxima over the steady "
 		     "window, × IP throughput):\n", base);
 	text_buffer_line(r, "downlink", PHASE_DOWNLOAD, &r->buffer_down, out);
 	text_buffer_line(r, "uplink", PHASE_UPLOAD, &r->buffer_up, out);

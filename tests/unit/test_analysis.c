@@ -79,7 +79,7 @@ static double ref_block_median(const double *q, size_t m, int64_t from, int64_t 
 	double mx[64];
 	size_t nb = ref_block_maxima(q, m, from, to, mx);
 
-	return ref_percentile(mx, nb, 25);
+	return ref_percentile(mx, nb, ANALYSIS_BLOCK_MAX_QUANTILE);
 }
 
 /* The highest sustained queue: the second-highest 1 s maximum (the highest below four). */
@@ -323,7 +323,7 @@ static void test_buffer_sawtooth(void **state)
 	assert_int_equal(b.valid, 1);
 	assert_int_equal(b.samples, m);
 	assert_int_equal(m, 685); /* 800 probes in 100..899, minus the 115 with i % 7 == 3 */
-	assert_close(b.ms, want_ms, 1e-6, "buffer ms (lower quartile of 1 s maxima of q)");
+	assert_close(b.ms, want_ms, 1e-6, "buffer ms (median of 1 s maxima of q)");
 	assert_true(b.ms > 97.0 && b.ms <= 100.0); /* the sawtooth's top is 100 ms */
 	assert_close(b.q_p50_ms, want_p50, 1e-6, "q p50");
 	assert_close(b.q_p99_ms, want_p99, 1e-6, "q p99");
@@ -376,7 +376,7 @@ static struct probe_rec *slow_sawtooth_probes(void)
 	return p;
 }
 
-/* Most seconds' maxima lie well below the top, so the lower quartile and its bootstrap
+/* Most seconds' maxima lie well below the top, so the median and its bootstrap
  * interval read low; the interval's upper end must still reach the top. */
 static void test_buffer_ci_slow_sawtooth(void **state)
 {
@@ -770,7 +770,7 @@ static void test_run_complete(void **state)
 	assert_true(down->latency_increase_ms > 60 && down->latency_increase_ms < 90);
 	assert_true(isnan(idle->latency_increase_ms));
 
-	/* downstream buffer: lower quartile of the 1 s maxima of q over the steady window, size at the
+	/* downstream buffer: median of the 1 s maxima of q over the steady window, size at the
 	 * IP-level rate */
 	want_ms = ref_block_median(q, m, steady, load_start + RUN_LOAD);
 	want_p95 = ref_percentile(q, m, 95);

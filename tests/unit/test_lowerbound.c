@@ -108,6 +108,36 @@ static void test_managed_and_unstable(void **state)
 	result_free(&r);
 }
 
+/* A short tail-drop queue looks managed (short, with drops), but its probes were lost at the
+ * queue's top: the estimate is that top, a point value. */
+static void test_managed_but_drops_at_top(void **state)
+{
+	struct test_result r;
+
+	(void)state;
+	setup(&r, "cubic", "policer");
+	r.buffer_down.ms = 9.9;
+	r.buffer_down.sustained_ms = 9.95;
+	r.buffer_down.managed = 1;
+	r.phases[0].loss_down.lost = 12;
+	r.phases[0].loss_down.q_before_ms = 9.8;
+	lowerbound_apply(&r);
+	assert_false(r.buffer_down.lower_bound);
+	assert_true(r.buffer_down.ms == 9.9);
+	result_free(&r);
+	/* Drops well below the top: an AQM's signature, so a lower bound. */
+	setup(&r, "cubic", "aqm");
+	r.buffer_down.ms = 20;
+	r.buffer_down.sustained_ms = 22;
+	r.buffer_down.managed = 1;
+	r.phases[0].loss_down.lost = 12;
+	r.phases[0].loss_down.q_before_ms = 6;
+	lowerbound_apply(&r);
+	assert_string_equal(r.buffer_down.lower_bound_why, "managed queue");
+	assert_true(r.buffer_down.ms == 22);
+	result_free(&r);
+}
+
 /* An earlier reason (never saturated) is kept, and the value still raised; a sustained level
  * below the estimate never lowers it. */
 static void test_existing_reason_and_no_lowering(void **state)
@@ -147,6 +177,7 @@ int main(void)
 		cmocka_unit_test(test_random_loss),
 		cmocka_unit_test(test_bbr_sender),
 		cmocka_unit_test(test_managed_and_unstable),
+		cmocka_unit_test(test_managed_but_drops_at_top),
 		cmocka_unit_test(test_existing_reason_and_no_lowering),
 		cmocka_unit_test(test_cc_names),
 	};
