@@ -16,6 +16,7 @@
 #include <openssl/hmac.h>
 
 #include "common/fileio.h"
+#include "common/hex.h"
 #include "common/util.h"
 #include "common/wire.h"
 
@@ -29,34 +30,9 @@ static int is_blank(char c)
 	return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
 }
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
-static void to_hex(const uint8_t *b, size_t n, char *out)
-{
-	static const char digits[] = "0123456789abcdef";
-
-	for (size_t i = 0; i < n; i++) {
-		out[2 * i] = digits[b[i] >> 4];
-		out[2 * i + 1] = digits[b[i] & 0xf];
-	}
-	out[2 * n] = '\0';
-}
-
 int auth_is_hex(const char *s, size_t n)
 {
-	for (size_t i = 0; i < n; i++)
-		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
-			return 0;
-	return s[n] == '\0';
+	return hex_is_lower(s, n);
 }
 
 static int id_char(char c)
@@ -104,15 +80,8 @@ const struct auth_key *auth_keys_find(const struct auth_keys *keys, const char *
 /* Decodes n hex digits (either case) at s into k; -1 unless n is even and in range. */
 static int key_decode(const char *s, size_t n, struct auth_key *k)
 {
-	if (n % 2 != 0 || n < 2 * AUTH_KEY_MIN || n > 2 * AUTH_KEY_MAX)
+	if (n < 2 * AUTH_KEY_MIN || n > 2 * AUTH_KEY_MAX || hex_decode(s, n, k->key) < 0)
 		return -1;
-	for (size_t i = 0; i < n / 2; i++) {
-		int hi = hexval(s[2 * i]), lo = hexval(s[2 * i + 1]);
-
-		if (hi < 0 || lo < 0)
-			return -1;
-		k->key[i] = (uint8_t)(hi << 4 | lo);
-	}
 	k->len = n / 2;
 	return 0;
 }
@@ -312,7 +281,7 @@ int auth_nonce(char hex[AUTH_NONCE_HEX + 1])
 
 	if (util_random(b, sizeof(b)) < 0)
 		return -1;
-	to_hex(b, sizeof(b), hex);
+	hex_encode(b, sizeof(b), hex);
 	return 0;
 }
 
@@ -351,7 +320,7 @@ static int auth_mac_fields(const struct auth_key *k, const char *role, const cha
 		transcript_add(&t, f[i]);
 	if (t.overflow || auth_hmac(k->key, k->len, t.b, t.n, m) < 0)
 		return -1;
-	to_hex(m, sizeof(m), mac);
+	hex_encode(m, sizeof(m), mac);
 	OPENSSL_cleanse(m, sizeof(m));
 	return 0;
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "common/bytes.h"
+#include "common/hex.h"
 
 #define DATA_MAGIC 0x424d4431u  /* "BMD1" */
 #define PROBE_MAGIC 0x424d5031u /* "BMP1" */
@@ -148,37 +149,16 @@ int wire_get_bool(json_object *msg, const char *key, int *out)
 
 void wire_token_to_hex(const uint8_t tok[WIRE_TOKEN_LEN], char hex[2 * WIRE_TOKEN_LEN + 1])
 {
-	static const char digits[] = "0123456789abcdef";
-
-	for (int i = 0; i < WIRE_TOKEN_LEN; i++) {
-		hex[2 * i] = digits[tok[i] >> 4];
-		hex[2 * i + 1] = digits[tok[i] & 0xf];
-	}
-	hex[2 * WIRE_TOKEN_LEN] = '\0';
-}
-
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	return -1;
+	hex_encode(tok, WIRE_TOKEN_LEN, hex);
 }
 
 int wire_token_from_hex(const char *hex, uint8_t tok[WIRE_TOKEN_LEN])
 {
 	uint8_t tmp[WIRE_TOKEN_LEN];
 
-	if (strlen(hex) != 2 * WIRE_TOKEN_LEN)
+	/* Tokens travel in lower case only. */
+	if (!hex_is_lower(hex, 2 * WIRE_TOKEN_LEN) || hex_decode(hex, 2 * WIRE_TOKEN_LEN, tmp) < 0)
 		return -1;
-	for (int i = 0; i < WIRE_TOKEN_LEN; i++) {
-		int hi = hexval(hex[2 * i]), lo = hexval(hex[2 * i + 1]);
-
-		if (hi < 0 || lo < 0)
-			return -1;
-		tmp[i] = (uint8_t)(hi << 4 | lo);
-	}
 	memcpy(tok, tmp, WIRE_TOKEN_LEN);
 	return 0;
 }
