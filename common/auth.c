@@ -17,6 +17,7 @@
 
 #include "common/fileio.h"
 #include "common/hex.h"
+#include "common/lines.h"
 #include "common/util.h"
 #include "common/wire.h"
 
@@ -24,11 +25,6 @@
 /* Longest transcript: label, role, two nonces, an id, a 64-char token or a cc and a number,
  * each with its 2-byte length. */
 #define AUTH_TRANSCRIPT_MAX 512
-
-static int is_blank(char c)
-{
-	return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
-}
 
 int auth_is_hex(const char *s, size_t n)
 {
@@ -111,36 +107,25 @@ static int auth_key_line(const char *s, size_t n, int line, size_t max_keys,
 			 struct auth_keys *out, size_t *cap, char *err, size_t errlen)
 {
 	struct auth_key k;
-	size_t i = 0, id0, idn, key0, keyn;
+	size_t i, id0, idn, key0, keyn;
 	int rc = -1;
 
 	if (n > AUTH_MAX_LINE) {
 		snprintf(err, errlen, "%d: line longer than %d bytes", line, AUTH_MAX_LINE);
 		return -1;
 	}
-	/* A comment starts a line or follows a blank. */
-	for (size_t j = 0; j < n; j++) {
-		if (s[j] == '#' && (j == 0 || is_blank(s[j - 1]))) {
-			n = j;
-			break;
-		}
-	}
-	while (i < n && is_blank(s[i]))
-		i++;
+	n = lines_uncomment(s, n);
+	i = lines_blanks(s, n);
 	if (i == n)
 		return 0;
 	id0 = i;
-	while (i < n && !is_blank(s[i]))
-		i++;
-	idn = i - id0;
-	while (i < n && is_blank(s[i]))
-		i++;
+	idn = lines_word(s + i, n - i);
+	i += idn;
+	i += lines_blanks(s + i, n - i);
 	key0 = i;
-	while (i < n && !is_blank(s[i]))
-		i++;
-	keyn = i - key0;
-	while (i < n && is_blank(s[i]))
-		i++;
+	keyn = lines_word(s + i, n - i);
+	i += keyn;
+	i += lines_blanks(s + i, n - i);
 	if (keyn == 0 || i != n) {
 		snprintf(err, errlen, "%d: expected \"ID KEY\"", line);
 		return -1;
@@ -172,24 +157,20 @@ static int auth_key_line(const char *s, size_t n, int line, size_t max_keys,
 int auth_parse_keys(const char *text, size_t len, size_t max_keys, struct auth_keys *out,
 		    char *err, size_t errlen)
 {
-	size_t pos = 0, cap = 0;
-	int line = 0;
+	size_t n, cap = 0;
+	struct lines it;
+	const char *s;
 
 	out->v = NULL;
 	out->n = 0;
-	while (pos < len) {
-		const char *s = text + pos;
-		const char *nl = memchr(s, '\n', len - pos);
-		size_t n = nl ? (size_t)(nl - s) : len - pos;
-
-		line++;
-		pos += n + (nl != NULL);
+	lines_init(&it, text, len);
+	while (lines_next(&it, &s, &n)) {
 		if (memchr(s, '\0', n) != NULL) {
-			snprintf(err, errlen, "%d: NUL byte in the line", line);
+			snprintf(err, errlen, "%d: NUL byte in the line", it.line);
 			auth_keys_free(out);
 			return -1;
 		}
-		if (auth_key_line(s, n, line, max_keys, out, &cap, err, errlen) < 0) {
+		if (auth_key_line(s, n, it.line, max_keys, out, &cap, err, errlen) < 0) {
 			auth_keys_free(out);
 			return -1;
 		}
