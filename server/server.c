@@ -19,12 +19,13 @@
 #include "common/tls.h"
 #include "server/accept.h"
 #include "server/bulk.h"
-#include "server/control.h"
 #include "server/ctx.h"
 #include "server/dns.h"
 #include "server/http.h"
 #include "server/privdrop.h"
 #include "server/reflector.h"
+#include "server/sessionlife.h"
+#include "server/sessionlist.h"
 #include "server/srvconfig.h"
 #include "server/testring.h"
 #include "server/worker.h"
@@ -181,7 +182,7 @@ static void server_drain_callback(evutil_socket_t fd, short what, void *arg)
 {
 	struct server_state *st = arg;
 
-	if (control_count(&st->srv) == 0 || clock_mono_ns() >= st->drain_end_ns)
+	if (sessionlist_count(&st->srv) == 0 || clock_mono_ns() >= st->drain_end_ns)
 		event_base_loopbreak(st->srv.base);
 }
 
@@ -196,7 +197,7 @@ static void server_stop(struct server_state *st, int sig)
 		event_base_loopbreak(st->srv.base);
 		return;
 	}
-	log_info("signal %d: stopping, %d session(s) running", sig, control_count(&st->srv));
+	log_info("signal %d: stopping, %d session(s) running", sig, sessionlist_count(&st->srv));
 	atomic_store(&st->srv.shutting_down, 1); /* /healthz answers 503 from now on */
 	event_del(st->accept_ev);
 	/* Closing the listener now refuses new connections instead of leaving them queued. */
@@ -205,7 +206,7 @@ static void server_stop(struct server_state *st, int sig)
 	worker_pool_shutdown(st->srv.workers); /* each worker tells its own sessions */
 	st->drain_end_ns = clock_mono_ns() + (int64_t)SERVER_DRAIN_S * NS_PER_SEC;
 	st->drain = event_new(st->srv.base, -1, EV_PERSIST, server_drain_callback, st);
-	if (control_count(&st->srv) == 0 || st->drain == NULL || event_add(st->drain, &tick) < 0)
+	if (sessionlist_count(&st->srv) == 0 || st->drain == NULL || event_add(st->drain, &tick) < 0)
 		event_base_loopbreak(st->srv.base);
 }
 
@@ -278,7 +279,7 @@ static void server_log_counters(struct server_counters *c)
 }
 
 /* The lock of the shared session and pending lists is recursive: a TLS send under it may fail
- * at once and free its session, which takes it again (control_shutdown_all). */
+ * at once and free its session, which takes it again (sessionlife_shutdown_all). */
 static int server_lock_init(pthread_mutex_t *m)
 {
 	pthread_mutexattr_t a;
@@ -296,7 +297,7 @@ static int server_lock_init(pthread_mutex_t *m)
 static const struct worker_ops server_worker_ops = {
 	.run = accept_job_run,
 	.drop = accept_job_drop,
-	.shutdown = control_shutdown_all,
+	.shutdown = sessionlife_shutdown_all,
 };
 
 /* Starts the workers (once no more sockets are bound and privileges are gone: they are
@@ -324,7 +325,7 @@ static void server_stop_workers(struct server_ctx *srv)
 	if (srv->tests_remote)
 		(void)event_base_loop(srv->base, EVLOOP_NONBLOCK);
 	srv->tests_remote = 0;
-	control_close_all(srv);
+	sessionlife_close_all(srv);
 	accept_close_main(srv);
 	worker_pool_free(srv->workers);
 	srv->workers = NULL;
