@@ -16,6 +16,8 @@
 #include <openssl/hmac.h>
 
 #include "common/fileio.h"
+#include "common/hex.h"
+#include "common/lines.h"
 #include "common/util.h"
 #include "common/wire.h"
 
@@ -24,39 +26,9 @@
  * each with its 2-byte length. */
 #define AUTH_TRANSCRIPT_MAX 512
 
-static int is_blank(char c)
-{
-	return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
-}
-
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
-static void to_hex(const uint8_t *b, size_t n, char *out)
-{
-	static const char digits[] = "0123456789abcdef";
-
-	for (size_t i = 0; i < n; i++) {
-		out[2 * i] = digits[b[i] >> 4];
-		out[2 * i + 1] = digits[b[i] & 0xf];
-	}
-	out[2 * n] = '\0';
-}
-
 int auth_is_hex(const char *s, size_t n)
 {
-	for (size_t i = 0; i < n; i++)
-		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
-			return 0;
-	return s[n] == '\0';
+	return hex_is_lower(s, n);
 }
 
 static int id_char(char c)
@@ -104,15 +76,8 @@ const struct auth_key *auth_keys_find(const struct auth_keys *keys, const char *
 /* Decodes n hex digits (either case) at s into k; -1 unless n is even and in range. */
 static int key_decode(const char *s, size_t n, struct auth_key *k)
 {
-	if (n % 2 != 0 || n < 2 * AUTH_KEY_MIN || n > 2 * AUTH_KEY_MAX)
+	if (n < 2 * AUTH_KEY_MIN || n > 2 * AUTH_KEY_MAX || hex_decode(s, n, k->key) < 0)
 		return -1;
-	for (size_t i = 0; i < n / 2; i++) {
-		int hi = hexval(s[2 * i]), lo = hexval(s[2 * i + 1]);
-
-		if (hi < 0 || lo < 0)
-			return -1;
-		k->key[i] = (uint8_t)(hi << 4 | lo);
-	}
 	k->len = n / 2;
 	return 0;
 }
@@ -142,36 +107,25 @@ static int auth_key_line(const char *s, size_t n, int line, size_t max_keys,
 			 struct auth_keys *out, size_t *cap, char *err, size_t errlen)
 {
 	struct auth_key k;
-	size_t i = 0, id0, idn, key0, keyn;
+	size_t i, id0, idn, key0, keyn;
 	int rc = -1;
 
 	if (n > AUTH_MAX_LINE) {
 		snprintf(err, errlen, "%d: line longer than %d bytes", line, AUTH_MAX_LINE);
 		return -1;
 	}
-	/* A comment starts a line or follows a blank. */
-	for (size_t j = 0; j < n; j++) {
-		if (s[j] == '#' && (j == 0 || is_blank(s[j - 1]))) {
-			n = j;
-			break;
-		}
-	}
-	while (i < n && is_blank(s[i]))
-		i++;
+	n = lines_uncomment(s, n);
+	i = lines_blanks(s, n);
 	if (i == n)
 		return 0;
 	id0 = i;
-	while (i < n && !is_blank(s[i]))
-		i++;
-	idn = i - id0;
-	while (i < n && is_blank(s[i]))
-		i++;
+	idn = lines_word(s + i, n - i);
+	i += idn;
+	i += lines_blanks(s + i, n - i);
 	key0 = i;
-	while (i < n && !is_blank(s[i]))
-		i++;
-	keyn = i - key0;
-	while (i < n && is_blank(s[i]))
-		i++;
+	keyn = lines_word(s + i, n - i);
+	i += keyn;
+	i += lines_blanks(s + i, n - i);
 	if (keyn == 0 || i != n) {
 		snprintf(err, errlen, "%d: expected \"ID KEY\"", line);
 		return -1;
@@ -203,24 +157,20 @@ static int auth_key_line(const char *s, size_t n, int line, size_t max_keys,
 int auth_parse_keys(const char *text, size_t len, size_t max_keys, struct auth_keys *out,
 		    char *err, size_t errlen)
 {
-	size_t pos = 0, cap = 0;
-	int line = 0;
+	size_t n, cap = 0;
+	struct lines it;
+	const char *s;
 
 	out->v = NULL;
 	out->n = 0;
-	while (pos < len) {
-		const char *s = text + pos;
-		const char *nl = memchr(s, '\n', len - pos);
-		size_t n = nl ? (size_t)(nl - s) : len - pos;
-
-		line++;
-		pos += n + (nl != NULL);
+	lines_init(&it, text, len);
+	while (lines_next(&it, &s, &n)) {
 		if (memchr(s, '\0', n) != NULL) {
-			snprintf(err, errlen, "%d: NUL byte in the line", line);
+			snprintf(err, errlen, "%d: NUL byte in the line", it.line);
 			auth_keys_free(out);
 			return -1;
 		}
-		if (auth_key_line(s, n, line, max_keys, out, &cap, err, errlen) < 0) {
+		if (auth_key_line(s, n, it.line, max_keys, out, &cap, err, errlen) < 0) {
 			auth_keys_free(out);
 			return -1;
 		}
@@ -312,7 +262,7 @@ int auth_nonce(char hex[AUTH_NONCE_HEX + 1])
 
 	if (util_random(b, sizeof(b)) < 0)
 		return -1;
-	to_hex(b, sizeof(b), hex);
+	hex_encode(b, sizeof(b), hex);
 	return 0;
 }
 
@@ -351,7 +301,7 @@ static int auth_mac_fields(const struct auth_key *k, const char *role, const cha
 		transcript_add(&t, f[i]);
 	if (t.overflow || auth_hmac(k->key, k->len, t.b, t.n, m) < 0)
 		return -1;
-	to_hex(m, sizeof(m), mac);
+	hex_encode(m, sizeof(m), mac);
 	OPENSSL_cleanse(m, sizeof(m));
 	return 0;
 }

@@ -8,6 +8,8 @@
 #include <netinet/in.h>
 #include <string.h>
 
+#include "common/bytes.h"
+
 #define DNS_FLAG_QR 0x8000
 #define DNS_FLAG_AA 0x0400
 #define DNS_FLAG_TC 0x0200
@@ -19,17 +21,6 @@
 #define DNS_MAX_JUMPS 32       /* compression pointers followed per name (real ones use 1-2) */
 /* TTL 0: every lookup of a measurement name must reach the responder, not a cache. */
 #define DNS_ANSWER_TTL 0
-
-static uint16_t dns_get16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] << 8 | p[1]);
-}
-
-static void dns_put16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-}
 
 static int dns_lower(int c)
 {
@@ -168,12 +159,12 @@ size_t dns_build_query(uint8_t *out, size_t cap, uint16_t id, const char *name, 
 	if (len > cap)
 		return 0;
 	memset(out, 0, DNS_HDR_LEN);
-	dns_put16(out, id);
-	dns_put16(out + 2, rd ? DNS_FLAG_RD : 0);
-	dns_put16(out + 4, 1);
+	bytes_put_be16(out, id);
+	bytes_put_be16(out + 2, rd ? DNS_FLAG_RD : 0);
+	bytes_put_be16(out + 4, 1);
 	memcpy(out + DNS_HDR_LEN, wire, (size_t)n);
-	dns_put16(out + DNS_HDR_LEN + n, qtype);
-	dns_put16(out + DNS_HDR_LEN + n + 2, DNS_CLASS_IN);
+	bytes_put_be16(out + DNS_HDR_LEN + n, qtype);
+	bytes_put_be16(out + DNS_HDR_LEN + n + 2, DNS_CLASS_IN);
 	return len;
 }
 
@@ -191,10 +182,10 @@ static int dns_count_answers(const uint8_t *msg, size_t len, size_t off, uint16_
 
 		if (on < 0 || len - off < DNS_RR_FIXED)
 			return -1;
-		rdlen = dns_get16(msg + off + 8);
+		rdlen = bytes_be16(msg + off + 8);
 		if (len - off - DNS_RR_FIXED < rdlen)
 			return -1;
-		if (dns_get16(msg + off) == qtype && dns_name_equal(owner, (size_t)on, qname, qnlen))
+		if (bytes_be16(msg + off) == qtype && dns_name_equal(owner, (size_t)on, qname, qnlen))
 			hits++;
 		off += DNS_RR_FIXED + rdlen;
 	}
@@ -211,14 +202,14 @@ int dns_parse_reply(const uint8_t *msg, size_t len, const uint8_t *query, size_t
 
 	if (len < DNS_HDR_LEN || qlen < DNS_HDR_LEN)
 		return DNS_REPLY_MALFORMED;
-	flags = dns_get16(msg + 2);
+	flags = bytes_be16(msg + 2);
 	if (!(flags & DNS_FLAG_QR))
 		return DNS_REPLY_MALFORMED;
-	if (dns_get16(msg) != dns_get16(query) ||
-	    (flags & DNS_OPCODE_MASK) != (dns_get16(query + 2) & DNS_OPCODE_MASK))
+	if (bytes_be16(msg) != bytes_be16(query) ||
+	    (flags & DNS_OPCODE_MASK) != (bytes_be16(query + 2) & DNS_OPCODE_MASK))
 		return DNS_REPLY_MISMATCH;
 	/* A reply without our question cannot be told from a forgery that guessed the id. */
-	if (dns_get16(msg + 4) != 1)
+	if (bytes_be16(msg + 4) != 1)
 		return DNS_REPLY_MALFORMED;
 	n = dns_name_read(msg, len, &off, 1, name);
 	if (n < 0 || len - off < 4)
@@ -231,16 +222,16 @@ int dns_parse_reply(const uint8_t *msg, size_t len, const uint8_t *query, size_t
 		return DNS_REPLY_MISMATCH;
 	off += 4;
 	memset(r, 0, sizeof(*r));
-	r->id = dns_get16(msg);
+	r->id = bytes_be16(msg);
 	r->rcode = flags & 0xf;
 	r->aa = !!(flags & DNS_FLAG_AA);
 	r->tc = !!(flags & DNS_FLAG_TC);
 	r->ra = !!(flags & DNS_FLAG_RA);
-	r->ancount = dns_get16(msg + 6);
+	r->ancount = bytes_be16(msg + 6);
 	/* A truncated reply may end anywhere after the question. */
 	if (!r->tc) {
 		hits = dns_count_answers(msg, len, off, r->ancount, qname, (size_t)qn,
-					 dns_get16(query + qoff));
+					 bytes_be16(query + qoff));
 		if (hits < 0)
 			return DNS_REPLY_MALFORMED;
 	}
@@ -252,11 +243,11 @@ int dns_parse_reply(const uint8_t *msg, size_t len, const uint8_t *query, size_t
  * longer than the query, so even garbage from a forged source is not amplified. */
 static size_t dns_header_only(const uint8_t *q, uint8_t *out, int rcode)
 {
-	uint16_t flags = dns_get16(q + 2);
+	uint16_t flags = bytes_be16(q + 2);
 
 	memset(out, 0, DNS_HDR_LEN);
 	memcpy(out, q, 2);
-	dns_put16(out + 2, (uint16_t)(DNS_FLAG_QR | (flags & (DNS_OPCODE_MASK | DNS_FLAG_RD)) |
+	bytes_put_be16(out + 2, (uint16_t)(DNS_FLAG_QR | (flags & (DNS_OPCODE_MASK | DNS_FLAG_RD)) |
 				      rcode));
 	return DNS_HDR_LEN;
 }
@@ -264,13 +255,13 @@ static size_t dns_header_only(const uint8_t *q, uint8_t *out, int rcode)
 /* Header and the question exactly as asked (so a client's 0x20 case pattern survives). */
 static size_t dns_reply_start(const uint8_t *q, size_t qend, uint8_t *out, int rcode, int aa)
 {
-	uint16_t flags = dns_get16(q + 2);
+	uint16_t flags = bytes_be16(q + 2);
 
 	memcpy(out, q, qend);
 	/* RD and CD are copied (RFC 1035 4.1.1, RFC 4035 3.1.6); RA stays 0: we never recurse. */
-	dns_put16(out + 2, (uint16_t)(DNS_FLAG_QR | (aa ? DNS_FLAG_AA : 0) |
+	bytes_put_be16(out + 2, (uint16_t)(DNS_FLAG_QR | (aa ? DNS_FLAG_AA : 0) |
 				      (flags & (DNS_FLAG_RD | DNS_FLAG_CD)) | rcode));
-	dns_put16(out + 4, 1);
+	bytes_put_be16(out + 4, 1);
 	memset(out + 6, 0, 6);
 	return qend;
 }
@@ -280,14 +271,14 @@ static size_t dns_add_rr(uint8_t *out, size_t n, uint16_t type, const void *rdat
 {
 	uint8_t *p = out + n;
 
-	dns_put16(p, 0xc000 | DNS_HDR_LEN);
-	dns_put16(p + 2, type);
-	dns_put16(p + 4, DNS_CLASS_IN);
-	dns_put16(p + 6, 0);
-	dns_put16(p + 8, DNS_ANSWER_TTL);
-	dns_put16(p + 10, (uint16_t)rdlen);
+	bytes_put_be16(p, 0xc000 | DNS_HDR_LEN);
+	bytes_put_be16(p + 2, type);
+	bytes_put_be16(p + 4, DNS_CLASS_IN);
+	bytes_put_be16(p + 6, 0);
+	bytes_put_be16(p + 8, DNS_ANSWER_TTL);
+	bytes_put_be16(p + 10, (uint16_t)rdlen);
 	memcpy(p + 12, rdata, rdlen);
-	dns_put16(out + 6, 1);
+	bytes_put_be16(out + 6, 1);
 	return n + 12 + rdlen;
 }
 
@@ -375,18 +366,18 @@ size_t dns_answer(const struct dns_zone *z, const uint8_t *q, size_t qlen,
 	/* Too short to carry an id, or itself an answer: silence (no loops between servers). */
 	if (qlen < DNS_HDR_LEN || cap < DNS_HDR_LEN)
 		return 0;
-	flags = dns_get16(q + 2);
+	flags = bytes_be16(q + 2);
 	if (flags & DNS_FLAG_QR)
 		return 0;
 	if (flags & DNS_OPCODE_MASK)
 		return dns_header_only(q, out, DNS_RCODE_NOTIMP);
 	/* No compression in the question: the only earlier bytes a pointer could name are the
 	 * header's, no real client does that, and an uncompressed echo keeps the size bound. */
-	if (dns_get16(q + 4) != 1 || (nlen = dns_name_read(q, qlen, &off, 0, name)) < 0 ||
+	if (bytes_be16(q + 4) != 1 || (nlen = dns_name_read(q, qlen, &off, 0, name)) < 0 ||
 	    qlen - off < 4)
 		return dns_header_only(q, out, DNS_RCODE_FORMERR);
-	qtype = dns_get16(q + off);
-	qclass = dns_get16(q + off + 2);
+	qtype = bytes_be16(q + off);
+	qclass = bytes_be16(q + off + 2);
 	off += 4;
 	/* The biggest answer: this question plus a record of 12 + 1 + INET6_ADDRSTRLEN bytes. */
 	if (cap < off + 12 + sizeof(rdata))

@@ -1,4 +1,4 @@
-/* lines: splits a text at '\n' and numbers its lines. */
+/* lines: splits a text at '\n' and numbers its lines; blanks and comments within one. */
 #include "common/lines.h"
 
 #include <string.h>
@@ -23,4 +23,42 @@ int lines_next(struct lines *it, const char **s, size_t *n)
 	it->pos += *n + (nl != NULL);
 	it->line++;
 	return 1;
+}
+
+int lines_blank(char c)
+{
+	return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
+}
+
+size_t lines_uncomment(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (s[i] == '#' && (i == 0 || lines_blank(s[i - 1])))
+			return i;
+	return n;
+}
+
+size_t lines_blanks(const char *s, size_t n)
+{
+	size_t i = 0;
+
+	while (i < n && lines_blank(s[i]))
+		i++;
+	return i;
+}
+
+size_t lines_word(const char *s, size_t n)
+{
+	size_t i = 0;
+
+	while (i < n && !lines_blank(s[i]))
+		i++;
+	return i;
+}
+
+size_t lines_rtrim(const char *s, size_t n)
+{
+	while (n > 0 && lines_blank(s[n - 1]))
+		n--;
+	return n;
 }

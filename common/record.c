@@ -4,27 +4,7 @@
 
 #include <string.h>
 
-static void put16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-}
-
-static void put32(uint8_t *p, uint32_t v)
-{
-	put16(p, (uint16_t)(v >> 16));
-	put16(p + 2, (uint16_t)v);
-}
-
-static uint16_t get16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] << 8 | p[1]);
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-	return (uint32_t)get16(p) << 16 | get16(p + 2);
-}
+#include "common/bytes.h"
 
 void record_encode(const struct record_hdr *h, uint8_t out[RECORD_HDR_LEN])
 {
@@ -32,10 +12,10 @@ void record_encode(const struct record_hdr *h, uint8_t out[RECORD_HDR_LEN])
 
 	out[0] = h->type;
 	out[1] = 0;
-	put16(out + 2, h->len);
-	put32(out + 4, h->seq);
-	put32(out + 8, (uint32_t)(ts >> 32));
-	put32(out + 12, (uint32_t)ts);
+	bytes_put_be16(out + 2, h->len);
+	bytes_put_be32(out + 4, h->seq);
+	bytes_put_be32(out + 8, (uint32_t)(ts >> 32));
+	bytes_put_be32(out + 12, (uint32_t)ts);
 }
 
 /* Is type allowed on stream, and does it carry a payload there? */
@@ -62,9 +42,9 @@ int record_decode(const uint8_t *buf, size_t len, enum record_stream stream, str
 	if (len < RECORD_HDR_LEN || !record_type_ok(stream, buf[0], &bulk) || buf[1] != 0)
 		return -1;
 	h->type = buf[0];
-	h->len = get16(buf + 2);
-	h->seq = get32(buf + 4);
-	h->ts_ns = (int64_t)((uint64_t)get32(buf + 8) << 32 | get32(buf + 12));
+	h->len = bytes_be16(buf + 2);
+	h->seq = bytes_be32(buf + 4);
+	h->ts_ns = (int64_t)((uint64_t)bytes_be32(buf + 8) << 32 | bytes_be32(buf + 12));
 	if (bulk != (h->len > 0))
 		return -1;
 	if (h->type == RECORD_DATA && (h->seq != 0 || h->ts_ns != 0))

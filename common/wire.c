@@ -6,33 +6,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/bytes.h"
+#include "common/hex.h"
+
 #define DATA_MAGIC 0x424d4431u  /* "BMD1" */
 #define PROBE_MAGIC 0x424d5031u /* "BMP1" */
 #define CONNPROBE_MAGIC 0x424d4331u /* "BMC1" */
-
-static void put32(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)(v >> 24);
-	p[1] = (uint8_t)(v >> 16);
-	p[2] = (uint8_t)(v >> 8);
-	p[3] = (uint8_t)v;
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
-static void put64(uint8_t *p, uint64_t v)
-{
-	put32(p, (uint32_t)(v >> 32));
-	put32(p + 4, (uint32_t)v);
-}
-
-static uint64_t get64(const uint8_t *p)
-{
-	return (uint64_t)get32(p) << 32 | get32(p + 4);
-}
 
 enum wire_frame_status wire_frame_peek(const uint8_t *buf, size_t avail, size_t *body_len)
 {
@@ -40,7 +19,7 @@ enum wire_frame_status wire_frame_peek(const uint8_t *buf, size_t avail, size_t 
 
 	if (avail < WIRE_CTRL_HDR)
 		return WIRE_FRAME_NEED_MORE;
-	len = get32(buf);
+	len = bytes_be32(buf);
 	if (len == 0 || len > WIRE_CTRL_MAX)
 		return WIRE_FRAME_BAD;
 	*body_len = len;
@@ -126,7 +105,7 @@ uint8_t *wire_ctrl_encode(json_object *msg, size_t *out_len)
 	buf = malloc(WIRE_CTRL_HDR + len);
 	if (buf == NULL)
 		return NULL;
-	put32(buf, (uint32_t)len);
+	bytes_put_be32(buf, (uint32_t)len);
 	memcpy(buf + WIRE_CTRL_HDR, s, len);
 	*out_len = WIRE_CTRL_HDR + len;
 	return buf;
@@ -170,37 +149,16 @@ int wire_get_bool(json_object *msg, const char *key, int *out)
 
 void wire_token_to_hex(const uint8_t tok[WIRE_TOKEN_LEN], char hex[2 * WIRE_TOKEN_LEN + 1])
 {
-	static const char digits[] = "0123456789abcdef";
-
-	for (int i = 0; i < WIRE_TOKEN_LEN; i++) {
-		hex[2 * i] = digits[tok[i] >> 4];
-		hex[2 * i + 1] = digits[tok[i] & 0xf];
-	}
-	hex[2 * WIRE_TOKEN_LEN] = '\0';
-}
-
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	return -1;
+	hex_encode(tok, WIRE_TOKEN_LEN, hex);
 }
 
 int wire_token_from_hex(const char *hex, uint8_t tok[WIRE_TOKEN_LEN])
 {
 	uint8_t tmp[WIRE_TOKEN_LEN];
 
-	if (strlen(hex) != 2 * WIRE_TOKEN_LEN)
+	/* Tokens travel in lower case only. */
+	if (!hex_is_lower(hex, 2 * WIRE_TOKEN_LEN) || hex_decode(hex, 2 * WIRE_TOKEN_LEN, tmp) < 0)
 		return -1;
-	for (int i = 0; i < WIRE_TOKEN_LEN; i++) {
-		int hi = hexval(hex[2 * i]), lo = hexval(hex[2 * i + 1]);
-
-		if (hi < 0 || lo < 0)
-			return -1;
-		tmp[i] = (uint8_t)(hi << 4 | lo);
-	}
 	memcpy(tok, tmp, WIRE_TOKEN_LEN);
 	return 0;
 }
@@ -209,17 +167,16 @@ int wire_token_from_hex(const char *hex, uint8_t tok[WIRE_TOKEN_LEN])
 void wire_data_hello_encode(const struct wire_data_hello *h, uint8_t out[WIRE_DATA_HELLO_LEN])
 {
 	memset(out, 0, WIRE_DATA_HELLO_LEN);
-	put32(out, DATA_MAGIC);
+	bytes_put_be32(out, DATA_MAGIC);
 	out[4] = h->version;
 	out[5] = h->dir;
-	out[6] = (uint8_t)(h->flow_id >> 8);
-	out[7] = (uint8_t)h->flow_id;
+	bytes_put_be16(out + 6, h->flow_id);
 	memcpy(out + 8, h->token, WIRE_TOKEN_LEN);
 }
 
 int wire_is_data_magic(const uint8_t *buf, size_t len)
 {
-	return len >= 4 && get32(buf) == DATA_MAGIC;
+	return len >= 4 && bytes_be32(buf) == DATA_MAGIC;
 }
 
 int wire_data_hello_decode(const uint8_t *buf, size_t len, struct wire_data_hello *h)
@@ -236,7 +193,7 @@ int wire_data_hello_decode(const uint8_t *buf, size_t len, struct wire_data_hell
 	for (size_t i = 24; i < WIRE_DATA_HELLO_LEN; i++)
 		if (buf[i] != 0)
 			return -1;
-	tmp.flow_id = (uint16_t)(buf[6] << 8 | buf[7]);
+	tmp.flow_id = bytes_be16(buf + 6);
 	memcpy(tmp.token, buf + 8, WIRE_TOKEN_LEN);
 	*h = tmp;
 	return 0;
@@ -248,15 +205,15 @@ void wire_connprobe_req_encode(const struct wire_connprobe_req *r,
 			       uint8_t out[WIRE_CONNPROBE_REQ_LEN])
 {
 	memset(out, 0, WIRE_CONNPROBE_REQ_LEN);
-	put32(out, CONNPROBE_MAGIC);
+	bytes_put_be32(out, CONNPROBE_MAGIC);
 	out[4] = r->version;
 	memcpy(out + 8, r->token, WIRE_TOKEN_LEN);
-	put32(out + 24, r->seq);
+	bytes_put_be32(out + 24, r->seq);
 }
 
 int wire_is_connprobe_magic(const uint8_t *buf, size_t len)
 {
-	return len >= 4 && get32(buf) == CONNPROBE_MAGIC;
+	return len >= 4 && bytes_be32(buf) == CONNPROBE_MAGIC;
 }
 
 int wire_connprobe_req_decode(const uint8_t *buf, size_t len, struct wire_connprobe_req *r)
@@ -274,7 +231,7 @@ int wire_connprobe_req_decode(const uint8_t *buf, size_t len, struct wire_connpr
 		if (buf[reserved[i]] != 0)
 			return -1;
 	memcpy(tmp.token, buf + 8, WIRE_TOKEN_LEN);
-	tmp.seq = get32(buf + 24);
+	tmp.seq = bytes_be32(buf + 24);
 	*r = tmp;
 	return 0;
 }
@@ -282,15 +239,15 @@ int wire_connprobe_req_decode(const uint8_t *buf, size_t len, struct wire_connpr
 /* Connect-probe response layout: magic(4) seq(4). */
 void wire_connprobe_resp_encode(uint32_t seq, uint8_t out[WIRE_CONNPROBE_RESP_LEN])
 {
-	put32(out, CONNPROBE_MAGIC);
-	put32(out + 4, seq);
+	bytes_put_be32(out, CONNPROBE_MAGIC);
+	bytes_put_be32(out + 4, seq);
 }
 
 int wire_connprobe_resp_decode(const uint8_t *buf, size_t len, uint32_t *seq)
 {
 	if (len != WIRE_CONNPROBE_RESP_LEN || !wire_is_connprobe_magic(buf, len))
 		return -1;
-	*seq = get32(buf + 4);
+	*seq = bytes_be32(buf + 4);
 	return 0;
 }
 
@@ -299,15 +256,15 @@ int wire_connprobe_resp_decode(const uint8_t *buf, size_t len, uint32_t *seq)
 void wire_probe_encode(const struct wire_probe *p, uint8_t *buf, size_t len)
 {
 	memset(buf, 0, len);
-	put32(buf, PROBE_MAGIC);
+	bytes_put_be32(buf, PROBE_MAGIC);
 	buf[4] = WIRE_VERSION;
 	buf[5] = p->kind;
 	memcpy(buf + 8, p->token, WIRE_TOKEN_LEN);
-	put32(buf + 24, p->seq);
-	put64(buf + 32, (uint64_t)p->client_send_ns);
-	put64(buf + 40, (uint64_t)p->server_rx_ns);
-	put64(buf + 48, (uint64_t)p->server_tx_ns);
-	put64(buf + 56, p->server_rx_count);
+	bytes_put_be32(buf + 24, p->seq);
+	bytes_put_be64(buf + 32, (uint64_t)p->client_send_ns);
+	bytes_put_be64(buf + 40, (uint64_t)p->server_rx_ns);
+	bytes_put_be64(buf + 48, (uint64_t)p->server_tx_ns);
+	bytes_put_be64(buf + 56, p->server_rx_count);
 }
 
 int wire_probe_decode(const uint8_t *buf, size_t len, struct wire_probe *p)
@@ -317,17 +274,17 @@ int wire_probe_decode(const uint8_t *buf, size_t len, struct wire_probe *p)
 	memset(&tmp, 0, sizeof(tmp));
 	if (len < WIRE_PROBE_MIN || len > WIRE_PROBE_MAX)
 		return -1;
-	if (get32(buf) != PROBE_MAGIC || buf[4] != WIRE_VERSION)
+	if (bytes_be32(buf) != PROBE_MAGIC || buf[4] != WIRE_VERSION)
 		return -1;
 	tmp.kind = buf[5];
 	if (tmp.kind != WIRE_PROBE_REQ && tmp.kind != WIRE_PROBE_REPLY)
 		return -1;
 	memcpy(tmp.token, buf + 8, WIRE_TOKEN_LEN);
-	tmp.seq = get32(buf + 24);
-	tmp.client_send_ns = (int64_t)get64(buf + 32);
-	tmp.server_rx_ns = (int64_t)get64(buf + 40);
-	tmp.server_tx_ns = (int64_t)get64(buf + 48);
-	tmp.server_rx_count = get64(buf + 56);
+	tmp.seq = bytes_be32(buf + 24);
+	tmp.client_send_ns = (int64_t)bytes_be64(buf + 32);
+	tmp.server_rx_ns = (int64_t)bytes_be64(buf + 40);
+	tmp.server_tx_ns = (int64_t)bytes_be64(buf + 48);
+	tmp.server_rx_count = bytes_be64(buf + 56);
 	*p = tmp;
 	return 0;
 }

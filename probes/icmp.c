@@ -14,6 +14,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "common/bytes.h"
 #include "common/clock.h"
 #include "common/log.h"
 #include "common/sock.h"
@@ -41,35 +42,13 @@ struct icmp_probe {
 	uint8_t pkt[ICMP_HDR_LEN + ICMP_PAYLOAD_MAX];
 };
 
-static uint16_t icmp_get16(const uint8_t *b)
-{
-	return (uint16_t)(b[0] << 8 | b[1]);
-}
-
-static uint32_t icmp_get32(const uint8_t *b)
-{
-	return (uint32_t)icmp_get16(b) << 16 | icmp_get16(b + 2);
-}
-
-static void icmp_put16(uint8_t *b, uint16_t v)
-{
-	b[0] = (uint8_t)(v >> 8);
-	b[1] = (uint8_t)v;
-}
-
-static void icmp_put32(uint8_t *b, uint32_t v)
-{
-	icmp_put16(b, (uint16_t)(v >> 16));
-	icmp_put16(b + 2, (uint16_t)v);
-}
-
 uint16_t icmp_checksum(const uint8_t *buf, size_t len)
 {
 	uint64_t sum = 0;
 	size_t i;
 
 	for (i = 0; i + 1 < len; i += 2)
-		sum += icmp_get16(buf + i);
+		sum += bytes_be16(buf + i);
 	if (len & 1)
 		sum += (uint32_t)buf[len - 1] << 8;
 	while (sum >> 16)
@@ -84,26 +63,26 @@ size_t icmp_build_echo(int family, uint16_t id, uint32_t seq32, uint64_t cookie,
 
 	memset(buf, 0, len);
 	buf[0] = family == AF_INET6 ? ICMP6_ECHO_REQUEST : ICMP_ECHO;
-	icmp_put16(buf + 4, id);
-	icmp_put16(buf + 6, (uint16_t)seq32);
-	icmp_put32(buf + 8, (uint32_t)(cookie >> 32));
-	icmp_put32(buf + 12, (uint32_t)cookie);
-	icmp_put32(buf + 16, seq32);
+	bytes_put_be16(buf + 4, id);
+	bytes_put_be16(buf + 6, (uint16_t)seq32);
+	bytes_put_be32(buf + 8, (uint32_t)(cookie >> 32));
+	bytes_put_be32(buf + 12, (uint32_t)cookie);
+	bytes_put_be32(buf + 16, seq32);
 	if (family == AF_INET)
-		icmp_put16(buf + 2, icmp_checksum(buf, len));
+		bytes_put_be16(buf + 2, icmp_checksum(buf, len));
 	return len;
 }
 
 /* Identifier, sequence number and our payload prefix of an echo (len >= ICMP_HDR_LEN). */
 static void icmp_echo_fields(const uint8_t *buf, size_t len, struct icmp_parsed *out)
 {
-	out->id = icmp_get16(buf + 4);
-	out->seq = icmp_get16(buf + 6);
+	out->id = bytes_be16(buf + 4);
+	out->seq = bytes_be16(buf + 6);
 	out->payload_len = len - ICMP_HDR_LEN;
 	if (out->payload_len >= ICMP_COOKIE_LEN) {
 		out->has_cookie = 1;
-		out->cookie = (uint64_t)icmp_get32(buf + 8) << 32 | icmp_get32(buf + 12);
-		out->seq32 = icmp_get32(buf + 16);
+		out->cookie = (uint64_t)bytes_be32(buf + 8) << 32 | bytes_be32(buf + 12);
+		out->seq32 = bytes_be32(buf + 16);
 	}
 }
 
@@ -133,7 +112,7 @@ static enum icmp_parse_result icmp_quoted_v4(const uint8_t *buf, size_t len,
 	hl = (size_t)(buf[0] & 0x0f) * 4;
 	if (hl < ICMP_IPV4_MIN || hl > len)
 		return ICMP_PARSE_BAD;
-	if (buf[9] != IPPROTO_ICMP || (icmp_get16(buf + 6) & 0x1fff) != 0)
+	if (buf[9] != IPPROTO_ICMP || (bytes_be16(buf + 6) & 0x1fff) != 0)
 		return ICMP_PARSE_OTHER;
 	return icmp_parse_quoted_echo(AF_INET, buf + hl, len - hl, out);
 }
@@ -197,7 +176,7 @@ static enum icmp_parse_result icmp_parse_raw_v4(const uint8_t *buf, size_t len,
 	if (len < ICMP_IPV4_MIN || buf[0] >> 4 != 4)
 		return ICMP_PARSE_BAD;
 	hl = (size_t)(buf[0] & 0x0f) * 4;
-	total = icmp_get16(buf + 2);
+	total = bytes_be16(buf + 2);
 	/* A packet shorter than its header says was cut; longer carries trailing bytes. */
 	if (hl < ICMP_IPV4_MIN || total < hl + ICMP_HDR_LEN || total > len ||
 	    buf[9] != IPPROTO_ICMP)

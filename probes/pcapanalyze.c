@@ -14,6 +14,7 @@
 
 #include <pcap/dlt.h>
 
+#include "common/bytes.h"
 #include "common/clock.h"
 #include "common/stats.h"
 #include "common/wire.h"
@@ -134,16 +135,6 @@ struct pa_tcp {
 	int has_ts;
 	uint32_t tsval, tsecr;
 };
-
-static uint16_t get16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] << 8 | p[1]);
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
 
 /* Sequence numbers wrap: a is before b when the signed distance is negative. */
 static int seq_lt(uint32_t a, uint32_t b)
@@ -298,12 +289,12 @@ static int pa_link_ether(const uint8_t *data, size_t caplen, size_t *off)
 
 	if (caplen < 14)
 		return 0;
-	type = get16(data + o);
+	type = bytes_be16(data + o);
 	for (int tags = 0; (type == 0x8100 || type == 0x88a8) && tags < PA_MAX_VLAN_TAGS; tags++) {
 		o += 4;
 		if (o + 2 > caplen)
 			return 0;
-		type = get16(data + o);
+		type = bytes_be16(data + o);
 	}
 	*off = o + 2;
 	return pa_ethertype_version(type);
@@ -319,12 +310,12 @@ static int pa_link(int linktype, const uint8_t *data, size_t caplen, size_t *off
 		if (caplen < 16)
 			return 0;
 		*off = 16;
-		return pa_ethertype_version(get16(data + 14));
+		return pa_ethertype_version(bytes_be16(data + 14));
 	case DLT_LINUX_SLL2: /* protocol first, then 18 bytes of interface and address */
 		if (caplen < 20)
 			return 0;
 		*off = 20;
-		return pa_ethertype_version(get16(data));
+		return pa_ethertype_version(bytes_be16(data));
 	case DLT_RAW:
 	case DLT_IPV4:
 	case DLT_IPV6:
@@ -354,7 +345,7 @@ static int pa_ipv4(const uint8_t *d, size_t cap, size_t rest, struct pa_ip *ip)
 	ihl = (size_t)(d[0] & 0x0f) * 4;
 	if (ihl < 20 || ihl > cap)
 		return -1;
-	total = get16(d + 2);
+	total = bytes_be16(d + 2);
 	/* A zero length is what segmentation offload leaves on captured outgoing packets. */
 	if (total == 0)
 		total = rest;
@@ -366,7 +357,7 @@ static int pa_ipv4(const uint8_t *d, size_t cap, size_t rest, struct pa_ip *ip)
 	memcpy(ip->src, d + 12, 4);
 	memcpy(ip->dst, d + 16, 4);
 	ip->tos = d[1];
-	frag = get16(d + 6);
+	frag = bytes_be16(d + 6);
 	/* Only the first fragment carries the transport header. */
 	ip->proto = (frag & 0x1fff) ? 0 : d[9];
 	ip->l4 = d + ihl;
@@ -383,7 +374,7 @@ static int pa_ipv6(const uint8_t *d, size_t cap, size_t rest, struct pa_ip *ip)
 
 	if (cap < 40)
 		return -1;
-	plen = get16(d + 4);
+	plen = bytes_be16(d + 4);
 	if (plen == 0) /* jumbogram or offload: the wire length is all there is */
 		plen = rest >= 40 ? rest - 40 : 0;
 	ip->family = AF_INET6;
@@ -399,7 +390,7 @@ static int pa_ipv6(const uint8_t *d, size_t cap, size_t rest, struct pa_ip *ip)
 		if (off + 8 > cap)
 			return -1;
 		if (next == 44) { /* fragment: a later one carries no transport header */
-			if (get16(d + off + 2) & 0xfff8)
+			if (bytes_be16(d + off + 2) & 0xfff8)
 				next = 0xff;
 			else
 				next = d[off];
@@ -445,8 +436,8 @@ static void pa_tcp_options(const uint8_t *o, size_t len, struct pa_tcp *t)
 			return;
 		if (kind == 8 && olen == 10) {
 			t->has_ts = 1;
-			t->tsval = get32(o + i + 2);
-			t->tsecr = get32(o + i + 6);
+			t->tsval = bytes_be32(o + i + 2);
+			t->tsecr = bytes_be32(o + i + 6);
 		}
 		i += olen;
 	}
@@ -459,10 +450,10 @@ static int pa_tcp_parse(const struct pa_ip *ip, struct pa_tcp *t)
 	memset(t, 0, sizeof(*t));
 	if (ip->l4_cap < 20 || ip->l4_len < 20)
 		return -1;
-	t->sport = get16(ip->l4);
-	t->dport = get16(ip->l4 + 2);
-	t->seq = get32(ip->l4 + 4);
-	t->ack = get32(ip->l4 + 8);
+	t->sport = bytes_be16(ip->l4);
+	t->dport = bytes_be16(ip->l4 + 2);
+	t->seq = bytes_be32(ip->l4 + 4);
+	t->ack = bytes_be32(ip->l4 + 8);
 	doff = (size_t)(ip->l4[12] >> 4) * 4;
 	t->flags = ip->l4[13];
 	if (doff < 20 || doff > ip->l4_len)
@@ -846,8 +837,8 @@ static void pa_udp_packet(struct pa *pa, const struct pa_ip *ip, int64_t ts, siz
 		pa->malformed++;
 		return;
 	}
-	sport = get16(ip->l4);
-	dport = get16(ip->l4 + 2);
+	sport = bytes_be16(ip->l4);
+	dport = bytes_be16(ip->l4 + 2);
 	payload = ip->l4_len - 8;
 	probe = pa_udp_probe(ip->l4 + 8, ip->l4_cap - 8, payload, &w);
 	if (pa->fixed)

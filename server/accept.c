@@ -26,7 +26,8 @@
 #include "common/wire.h"
 #include "server/bulk.h"
 #include "server/connprobe.h"
-#include "server/control.h"
+#include "server/hello.h"
+#include "server/sessionlist.h"
 #include "server/worker.h"
 
 /* Decrypted bytes a TLS connection may bring before it is handed over: its first control frame
@@ -133,8 +134,9 @@ static void pending_free(struct pending_conn *pc)
 
 /* Bytes a connection's first message takes, judged from its first 4 bytes: the data hello,
  * the connect-probe request, or the control frame the length announces (a bad length is
- * handed over at once, for control to answer with an error). Handing over only whole first
- * messages keeps every unauthenticated connection under the pending cap and its deadline. */
+ * handed over at once, for server/hello.c to answer with an error). Handing over only whole
+ * first messages keeps every unauthenticated connection under the pending cap and its
+ * deadline. */
 static size_t pending_need(const uint8_t *first4)
 {
 	size_t body;
@@ -157,7 +159,7 @@ static int pending_data_worker(struct server_ctx *srv, const uint8_t *hello,
 	int w = -1;
 
 	if (hello != NULL && wire_data_hello_decode(hello, WIRE_DATA_HELLO_LEN, &h) == 0)
-		w = control_session_worker(srv, h.token, peer);
+		w = sessionlist_worker(srv, h.token, peer);
 	if (w < 0) {
 		atomic_fetch_add(&srv->counters.data_bad, 1);
 		log_debug("data connection refused: bad hello or unknown session");
@@ -196,8 +198,8 @@ static void server_attach_data(struct server_ctx *srv, int worker, struct worker
 	/* Whose session it is, asked under the lock first: only the owner may touch it, and once
 	 * it is ours no other thread can free it. */
 	if (wire_data_hello_decode(j->data, WIRE_DATA_HELLO_LEN, &h) < 0 ||
-	    control_session_worker(srv, h.token, (struct sockaddr *)&j->peer) != worker ||
-	    (s = control_find_session(srv, h.token)) == NULL) {
+	    sessionlist_worker(srv, h.token, (struct sockaddr *)&j->peer) != worker ||
+	    (s = sessionlist_find(srv, h.token)) == NULL) {
 		atomic_fetch_add(&srv->counters.data_bad, 1);
 		log_debug("data connection refused: its session ended");
 		SSL_free(j->ssl);
@@ -273,7 +275,7 @@ static enum tls_io pending_tls_step(struct pending_conn *pc)
 }
 
 /* A TLS control connection past its first frame: an OpenSSL bufferevent on the socket, its
- * input the decrypted bytes so far, for control like a plain one. Takes fd and ssl. */
+ * input the decrypted bytes so far, for server/hello.c like a plain one. Takes fd and ssl. */
 static void pending_tls_control(struct server_ctx *srv, int worker, struct event_base *base,
 				int fd, SSL *ssl, const struct sockaddr *peer,
 				const uint8_t *in, size_t len)
@@ -293,7 +295,7 @@ static void pending_tls_control(struct server_ctx *srv, int worker, struct event
 		bufferevent_free(bev);
 		return;
 	}
-	control_start(srv, worker, bev, peer);
+	hello_start(srv, worker, bev, peer);
 }
 
 /* A data connection of a TLS load (docs/protocol.md) past its hello: to its session's worker
@@ -453,7 +455,7 @@ static int pending_connprobe_worker(struct pending_conn *pc)
 
 	if (wire_connprobe_req_decode(evbuffer_pullup(in, WIRE_CONNPROBE_REQ_LEN),
 				      WIRE_CONNPROBE_REQ_LEN, &req) == 0)
-		w = control_session_worker(pc->srv, req.token, NULL);
+		w = sessionlist_worker(pc->srv, req.token, NULL);
 	return w >= 0 ? w : worker_pick(pc->srv->workers);
 }
 
@@ -641,7 +643,7 @@ void accept_job_run(struct server_ctx *srv, int worker, struct event_base *base,
 	else if (j->kind == WORKER_JOB_CONNPROBE)
 		connprobe_start(srv, bev, (struct sockaddr *)&j->peer);
 	else
-		control_start(srv, worker, bev, (struct sockaddr *)&j->peer);
+		hello_start(srv, worker, bev, (struct sockaddr *)&j->peer);
 	free(j);
 }
 

@@ -1,5 +1,5 @@
 /* accept: takes new TCP connections on the daemon's port through their first whole message
- * (bounded in number and time) and hands each to control, bulk or connprobe. */
+ * (bounded in number and time) and hands each to hello, bulk or connprobe. */
 #ifndef BM_ACCEPT_H
 #define BM_ACCEPT_H
 

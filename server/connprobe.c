@@ -12,7 +12,7 @@
 #include "common/log.h"
 #include "common/sock.h"
 #include "common/wire.h"
-#include "server/control.h"
+#include "server/sessionlist.h"
 #include "server/worker.h"
 
 struct connprobe_conn {
@@ -31,7 +31,7 @@ static void connprobe_free(struct connprobe_conn *c, int abortive)
 {
 	struct session *s;
 
-	if (c->answered && (s = control_find_session(c->srv, c->token)) != NULL &&
+	if (c->answered && (s = sessionlist_find(c->srv, c->token)) != NULL &&
 	    s->cprobe_open > 0)
 		s->cprobe_open--;
 	worker_obj_remove(&c->obj);
@@ -94,7 +94,7 @@ enum connprobe_verdict connprobe_judge(struct server_ctx *srv, const uint8_t *bu
 		*why = "bad request";
 		return CONNPROBE_BAD;
 	}
-	s = control_find_session(srv, req->token);
+	s = sessionlist_find(srv, req->token);
 	if (s == NULL || !sock_same_ip((struct sockaddr *)&s->peer, peer)) {
 		*why = "unknown session";
 		return CONNPROBE_BAD;

@@ -65,8 +65,10 @@ struct server_ctx {
 	_Atomic(const struct server_config *) cfg;
 	struct event_base *base;
 	pthread_mutex_t lock;
-	struct session *sessions;            /* every worker's (session.worker tells whose) */
-	int nsessions;                       /* running and admitted-not-yet-created sessions */
+	struct session *sessions;            /* every worker's (session.worker tells whose);
+					      * server/sessionlist.h */
+	int nsessions;                       /* running and admitted-not-yet-created sessions:
+					      * places taken by server/admission.c */
 	uint64_t next_session_id;
 	struct worker_pool *workers;         /* NULL: no pool (unit tests and fuzzers) */
 	int tests_remote;                    /* workers are threads: post summaries to base */

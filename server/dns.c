@@ -6,17 +6,15 @@
 
 #include <errno.h>
 #include <netinet/in.h>
-#include <poll.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include "common/clock.h"
 #include "common/dns.h"
 #include "common/log.h"
 #include "common/util.h"
+#include "server/fdloop.h"
 
 /* Datagrams handled per wake-up: a flood cannot keep the thread from seeing a stop request. */
 #define DNS_DRAIN_MAX 1024
@@ -28,8 +26,7 @@ struct dns_responder {
 	struct dns_zone zone;
 	struct dns_ratelimit rl;
 	int fd;
-	int stop_fd;                 /* eventfd: written once to stop the thread */
-	pthread_t thread;
+	struct fdloop loop;
 };
 
 /* One received datagram's addresses. */
@@ -257,8 +254,9 @@ static void dns_handle(struct dns_responder *d, const uint8_t *q, size_t qlen,
 		atomic_fetch_add(&c->dns_answered, 1);
 }
 
-static void dns_drain(struct dns_responder *d)
+static void dns_drain(void *arg)
 {
+	struct dns_responder *d = arg;
 	uint8_t q[DNS_RECV_MAX];
 
 	for (int i = 0; i < DNS_DRAIN_MAX; i++) {
@@ -279,31 +277,11 @@ static void dns_drain(struct dns_responder *d)
 	}
 }
 
-static void *dns_main(void *arg)
-{
-	struct dns_responder *d = arg;
-	struct pollfd pfd[2] = { { .fd = d->fd, .events = POLLIN }, { .fd = d->stop_fd, .events = POLLIN } };
-
-	for (;;) {
-		if (poll(pfd, 2, -1) < 0) {
-			if (errno == EINTR)
-				continue;
-			log_warn("dns poll");
-			return NULL;
-		}
-		if (pfd[1].revents)
-			return NULL;
-		if (pfd[0].revents)
-			dns_drain(d);
-	}
-}
-
 struct dns_responder *dns_responder_start(struct server_ctx *srv, int udp_fd)
 {
 	const char *zone = srv->cfg->dns_zone ? srv->cfg->dns_zone : DNS_DEFAULT_ZONE;
 	struct dns_responder *d = calloc(1, sizeof(*d));
 	uint64_t key;
-	int rc;
 
 	if (d == NULL) {
 		log_warnx("out of memory for the DNS responder");
@@ -312,7 +290,6 @@ struct dns_responder *dns_responder_start(struct server_ctx *srv, int udp_fd)
 	}
 	d->srv = srv;
 	d->fd = udp_fd;
-	d->stop_fd = -1;
 	if (dns_zone_init(&d->zone, zone) < 0) {
 		log_error("invalid DNS zone %s", zone);
 		goto fail;
@@ -326,22 +303,13 @@ struct dns_responder *dns_responder_start(struct server_ctx *srv, int udp_fd)
 		log_warn("cannot learn the local address of DNS queries");
 		goto fail;
 	}
-	d->stop_fd = eventfd(0, EFD_CLOEXEC);
-	if (d->stop_fd < 0) {
-		log_warn("eventfd");
+	d->loop = (struct fdloop){ .fd = udp_fd, .name = "DNS responder", .drain = dns_drain,
+				   .arg = d };
+	if (fdloop_start(&d->loop) < 0)
 		goto fail;
-	}
-	rc = pthread_create(&d->thread, NULL, dns_main, d);
-	if (rc != 0) {
-		errno = rc;
-		log_warn("cannot start the DNS responder thread");
-		goto fail;
-	}
 	log_info("DNS responder for %s on UDP port %u", zone, srv->cfg->dns_port);
 	return d;
 fail:
-	if (d->stop_fd >= 0)
-		close(d->stop_fd);
 	close(udp_fd);
 	free(d);
 	return NULL;
@@ -350,21 +318,17 @@ fail:
 void dns_responder_stop(struct dns_responder *d)
 {
 	struct server_counters *c;
-	uint64_t one = 1;
 
 	if (d == NULL)
 		return;
 	c = &d->srv->counters;
-	if (write(d->stop_fd, &one, sizeof(one)) != sizeof(one))
-		log_warn("cannot wake the DNS responder thread");
-	pthread_join(d->thread, NULL);
+	fdloop_stop(&d->loop);
 	log_info("DNS: %llu queries, %llu answered, %llu refused, %llu bad, %llu rate-limited",
 		 (unsigned long long)atomic_load(&c->dns_queries),
 		 (unsigned long long)atomic_load(&c->dns_answered),
 		 (unsigned long long)atomic_load(&c->dns_refused),
 		 (unsigned long long)atomic_load(&c->dns_bad),
 		 (unsigned long long)atomic_load(&c->dns_ratelimited));
-	close(d->stop_fd);
 	close(d->fd);
 	free(d);
 }

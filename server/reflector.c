@@ -3,24 +3,22 @@
 #include "server/reflector.h"
 
 #include <errno.h>
-#include <poll.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
 #include "common/clock.h"
 #include "common/log.h"
 #include "common/sock.h"
+#include "server/fdloop.h"
 
 struct reflector {
 	struct server_ctx *srv;
 	int fd;
-	int stop_fd; /* eventfd: written once to stop the thread */
-	pthread_t thread;
+	struct fdloop loop;
 };
 
 /* A probe's hold time is mostly the wait for the reflector thread to be scheduled after the
@@ -103,8 +101,9 @@ size_t reflector_answer(struct session_table *t, struct server_counters *c, cons
 }
 
 /* Drains every queued datagram; replies immediately, one at a time, to keep hold time low. */
-static void reflector_drain(struct reflector *r)
+static void reflector_drain(void *arg)
 {
+	struct reflector *r = arg;
 	uint8_t req[WIRE_PROBE_MAX + 1], reply[WIRE_PROBE_MAX];
 	struct server_ctx *srv = r->srv;
 
@@ -137,32 +136,17 @@ static void reflector_drain(struct reflector *r)
 	}
 }
 
-static void *reflector_main(void *arg)
+/* The first thing the thread does. */
+static void reflector_begin(void *arg)
 {
-	struct reflector *r = arg;
-	struct pollfd pfd[2] = { { .fd = r->fd, .events = POLLIN }, { .fd = r->stop_fd, .events = POLLIN } };
-
 	/* A name for top -H and /proc/PID/task/TID/comm (tests/workers checks its policy). */
 	(void)pthread_setname_np(pthread_self(), "bmd-reflector");
 	reflector_log_policy();
-	for (;;) {
-		if (poll(pfd, 2, -1) < 0) {
-			if (errno == EINTR)
-				continue;
-			log_warn("reflector poll");
-			return NULL;
-		}
-		if (pfd[1].revents)
-			return NULL;
-		if (pfd[0].revents)
-			reflector_drain(r);
-	}
 }
 
 struct reflector *reflector_start(struct server_ctx *srv, int udp_fd, int rt)
 {
 	struct reflector *r = calloc(1, sizeof(*r));
-	int rc;
 
 	if (r == NULL) {
 		close(udp_fd);
@@ -171,19 +155,14 @@ struct reflector *reflector_start(struct server_ctx *srv, int udp_fd, int rt)
 	r->srv = srv;
 	r->fd = udp_fd;
 	srv->udp_ts_kernel = sock_enable_rx_timestamps(udp_fd) == TS_SRC_KERNEL;
-	r->stop_fd = eventfd(0, EFD_CLOEXEC);
-	if (r->stop_fd < 0) {
-		log_warn("eventfd");
-		goto fail;
-	}
-	rc = pthread_create(&r->thread, NULL, reflector_main, r);
-	if (rc != 0) {
-		errno = rc;
-		log_warn("cannot start the reflector thread");
-		close(r->stop_fd);
+	r->loop = (struct fdloop){ .fd = udp_fd, .name = "reflector", .begin = reflector_begin,
+				   .drain = reflector_drain, .arg = r };
+	if (fdloop_start(&r->loop) < 0) {
 		if (rt)
 			(void)reflector_rt_end();
-		goto fail;
+		close(udp_fd);
+		free(r);
+		return NULL;
 	}
 	/* The thread has inherited the policy; no thread started from here on may. */
 	if (rt && reflector_rt_end() < 0) {
@@ -191,22 +170,13 @@ struct reflector *reflector_start(struct server_ctx *srv, int udp_fd, int rt)
 		return NULL;
 	}
 	return r;
-fail:
-	close(udp_fd);
-	free(r);
-	return NULL;
 }
 
 void reflector_stop(struct reflector *r)
 {
-	uint64_t one = 1;
-
 	if (r == NULL)
 		return;
-	if (write(r->stop_fd, &one, sizeof(one)) != sizeof(one))
-		log_warn("cannot wake the reflector thread");
-	pthread_join(r->thread, NULL);
-	close(r->stop_fd);
+	fdloop_stop(&r->loop);
 	close(r->fd);
 	free(r);
 }

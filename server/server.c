@@ -19,12 +19,13 @@
 #include "common/tls.h"
 #include "server/accept.h"
 #include "server/bulk.h"
-#include "server/control.h"
 #include "server/ctx.h"
 #include "server/dns.h"
 #include "server/http.h"
 #include "server/privdrop.h"
 #include "server/reflector.h"
+#include "server/sessionlife.h"
+#include "server/sessionlist.h"
 #include "server/srvconfig.h"
 #include "server/testring.h"
 #include "server/worker.h"
@@ -46,6 +47,16 @@ struct server_state {
 	struct event *accept_ev;
 	struct event *drain;   /* on SIGTERM: polls until the sessions are gone or time is up */
 	int64_t drain_end_ns;
+	/* What server_run sets up, for server_teardown: each empty (-1, NULL, 0) until then. */
+	int lock_ok;           /* srv.lock initialised */
+	int table_ok;          /* srv.table allocated */
+	struct privdrop pd;    /* who to run as, settled before binding */
+	int udp_fd;            /* until the reflector takes it over */
+	int dns_fd;            /* until the DNS responder takes it over; -1 without one */
+	struct reflector *refl;
+	struct dns_responder *dns;
+	struct http_server *http;
+	struct event *sig[3];
 };
 
 static int same_str(const char *a, const char *b)
@@ -181,7 +192,7 @@ static void server_drain_callback(evutil_socket_t fd, short what, void *arg)
 {
 	struct server_state *st = arg;
 
-	if (control_count(&st->srv) == 0 || clock_mono_ns() >= st->drain_end_ns)
+	if (sessionlist_count(&st->srv) == 0 || clock_mono_ns() >= st->drain_end_ns)
 		event_base_loopbreak(st->srv.base);
 }
 
@@ -196,7 +207,7 @@ static void server_stop(struct server_state *st, int sig)
 		event_base_loopbreak(st->srv.base);
 		return;
 	}
-	log_info("signal %d: stopping, %d session(s) running", sig, control_count(&st->srv));
+	log_info("signal %d: stopping, %d session(s) running", sig, sessionlist_count(&st->srv));
 	atomic_store(&st->srv.shutting_down, 1); /* /healthz answers 503 from now on */
 	event_del(st->accept_ev);
 	/* Closing the listener now refuses new connections instead of leaving them queued. */
@@ -205,7 +216,7 @@ static void server_stop(struct server_state *st, int sig)
 	worker_pool_shutdown(st->srv.workers); /* each worker tells its own sessions */
 	st->drain_end_ns = clock_mono_ns() + (int64_t)SERVER_DRAIN_S * NS_PER_SEC;
 	st->drain = event_new(st->srv.base, -1, EV_PERSIST, server_drain_callback, st);
-	if (control_count(&st->srv) == 0 || st->drain == NULL || event_add(st->drain, &tick) < 0)
+	if (sessionlist_count(&st->srv) == 0 || st->drain == NULL || event_add(st->drain, &tick) < 0)
 		event_base_loopbreak(st->srv.base);
 }
 
@@ -222,29 +233,26 @@ static void server_signal_callback(evutil_socket_t sig, short what, void *arg)
 	server_stop(st, (int)sig);
 }
 
-/* Opens the listening and UDP sockets (the DNS one only when its port is set, else -1);
- * returns 0 or -1 after logging one clear sentence. */
-static int server_open(const struct server_config *cfg, int *tcp_fd, int *udp_fd, int *dns_fd)
+/* Opens the listening and UDP sockets (the DNS one only when its port is set); 0, or -1
+ * after logging one clear sentence, with what was opened left for server_teardown. */
+static int server_open(struct server_state *st)
 {
+	const struct server_config *cfg = st->srv.cfg;
 	char err[256];
 
-	*tcp_fd = sock_listen_tcp(cfg->bind_addr, cfg->port, err, sizeof(err));
-	if (*tcp_fd < 0) {
+	st->tcp_fd = sock_listen_tcp(cfg->bind_addr, cfg->port, err, sizeof(err));
+	if (st->tcp_fd < 0) {
 		log_error("%s", err);
 		return -1;
 	}
-	*udp_fd = sock_bind_udp(cfg->bind_addr, cfg->port, err, sizeof(err));
-	if (*udp_fd < 0) {
+	st->udp_fd = sock_bind_udp(cfg->bind_addr, cfg->port, err, sizeof(err));
+	if (st->udp_fd < 0) {
 		log_error("%s", err);
-		close(*tcp_fd);
 		return -1;
 	}
-	*dns_fd = -1;
 	if (cfg->dns_port != 0 &&
-	    (*dns_fd = sock_bind_udp(cfg->bind_addr, cfg->dns_port, err, sizeof(err))) < 0) {
+	    (st->dns_fd = sock_bind_udp(cfg->bind_addr, cfg->dns_port, err, sizeof(err))) < 0) {
 		log_error("%s (DNS responder; --dns-port 0 turns it off)", err);
-		close(*udp_fd);
-		close(*tcp_fd);
 		return -1;
 	}
 	return 0;
@@ -278,7 +286,7 @@ static void server_log_counters(struct server_counters *c)
 }
 
 /* The lock of the shared session and pending lists is recursive: a TLS send under it may fail
- * at once and free its session, which takes it again (control_shutdown_all). */
+ * at once and free its session, which takes it again (sessionlife_shutdown_all). */
 static int server_lock_init(pthread_mutex_t *m)
 {
 	pthread_mutexattr_t a;
@@ -296,7 +304,7 @@ static int server_lock_init(pthread_mutex_t *m)
 static const struct worker_ops server_worker_ops = {
 	.run = accept_job_run,
 	.drop = accept_job_drop,
-	.shutdown = control_shutdown_all,
+	.shutdown = sessionlife_shutdown_all,
 };
 
 /* Starts the workers (once no more sockets are bound and privileges are gone: they are
@@ -324,7 +332,7 @@ static void server_stop_workers(struct server_ctx *srv)
 	if (srv->tests_remote)
 		(void)event_base_loop(srv->base, EVLOOP_NONBLOCK);
 	srv->tests_remote = 0;
-	control_close_all(srv);
+	sessionlife_close_all(srv);
 	accept_close_main(srv);
 	worker_pool_free(srv->workers);
 	srv->workers = NULL;
@@ -414,143 +422,220 @@ static void server_log_security(const struct server_ctx *srv, int stopped)
 			 cfg->tls_required ? "required" : "plain ones accepted too");
 }
 
-int server_run(const struct server_config *cfg)
+/* The state with its own copy of cfg (on the heap: it holds the configuration's string
+ * storage, over 1 KiB), nothing set up yet. NULL when out of memory. */
+static struct server_state *server_state_new(const struct server_config *cfg)
 {
-	static const int sigs[3] = { SIGINT, SIGTERM, SIGHUP };
 	struct server_state *st = calloc(1, sizeof(*st));
-	struct server_ctx *srv;
-	struct reflector *refl = NULL;
-	struct dns_responder *dns = NULL;
-	struct http_server *http = NULL;
-	struct event *sig[3] = { NULL, NULL, NULL };
-	struct privdrop pd;
-	char perr[SRVCONFIG_ERR_MAX];
-	int udp_fd, dns_fd, rc = 1, ok, rt;
 
-	/* On the heap: the state holds the configuration's string storage, over 1 KiB. */
-	if (st == NULL) {
-		log_error("cannot initialise the server");
-		return 1;
-	}
-	srv = &st->srv;
+	if (st == NULL)
+		return NULL;
 	srvconfig_copy(&st->cfg, cfg);
-	srv->cfg = &st->cfg;
-	cfg = &st->cfg;
+	st->srv.cfg = &st->cfg;
 	st->tcp_fd = -1;
-	srv->start_ns = clock_mono_ns();
+	st->udp_fd = -1;
+	st->dns_fd = -1;
+	st->srv.start_ns = clock_mono_ns();
+	return st;
+}
+
+/* Before anything is bound: libevent's threads, the lock, the token table, who to run as
+ * (a refusal binds nothing) and the key files (read before privileges go: they are usually
+ * root's, mode 0600 or 0640). 0, or -1 after logging. */
+static int server_prepare(struct server_state *st)
+{
+	struct server_ctx *srv = &st->srv;
+	const struct server_config *cfg = srv->cfg;
+	char err[SRVCONFIG_ERR_MAX];
+
 	signal(SIGPIPE, SIG_IGN);
-	if (evthread_use_pthreads() < 0 || server_lock_init(&srv->lock) < 0 ||
-	    session_table_init(&srv->table, cfg->max_sessions) < 0) {
+	if (evthread_use_pthreads() < 0 || server_lock_init(&srv->lock) < 0) {
 		log_error("cannot initialise the server");
-		free(st);
-		return 1;
+		return -1;
 	}
+	st->lock_ok = 1;
+	if (session_table_init(&srv->table, cfg->max_sessions) < 0) {
+		log_error("cannot initialise the server");
+		return -1;
+	}
+	st->table_ok = 1;
 	session_table_set_probe_rate(&srv->table, cfg->max_probe_rate);
-	/* Who to run as is settled before binding, so a refusal binds nothing. */
-	if (privdrop_prepare(cfg->user, cfg->allow_root, &pd, perr, sizeof(perr)) < 0) {
-		log_error("%s", perr);
-		session_table_free(&srv->table);
-		free(st);
-		return 1;
+	if (privdrop_prepare(cfg->user, cfg->allow_root, &st->pd, err, sizeof(err)) < 0 ||
+	    server_security_load(cfg, &srv->psk, &srv->tls, err, sizeof(err)) < 0) {
+		log_error("%s", err);
+		return -1;
 	}
-	/* Key files are read before privileges go: they are usually root's, mode 0600 or 0640. */
-	if (server_security_load(cfg, &srv->psk, &srv->tls, perr, sizeof(perr)) < 0) {
-		log_error("%s", perr);
-		session_table_free(&srv->table);
-		free(st);
-		return 1;
-	}
-	if (server_open(cfg, &st->tcp_fd, &udp_fd, &dns_fd) < 0) {
-		session_table_free(&srv->table);
-		server_security_free(srv->psk, srv->tls);
-		free(st);
-		return 1;
-	}
+	return 0;
+}
+
+/* What must exist before the privilege drop: the sockets, the ring of recent tests, the
+ * event loop, admission control and the HTTP listener (which binds its own port). 0, or -1
+ * after logging. */
+static int server_bind(struct server_state *st)
+{
+	struct server_ctx *srv = &st->srv;
+
+	if (server_open(st) < 0)
+		return -1;
 	/* Recent tests for the HTTP API and /metrics (about 70 KiB), kept even without HTTP. */
 	srv->tests = calloc(1, sizeof(*srv->tests));
 	if (srv->tests != NULL)
 		testring_init(srv->tests);
 	srv->base = srv->tests ? event_base_new() : NULL;
-	if (srv->base == NULL || server_start_admission(srv, cfg) < 0) {
-		if (srv->base == NULL)
-			log_error("cannot create the event loop");
-		close(udp_fd);
-		if (dns_fd >= 0)
-			close(dns_fd);
-		goto out;
+	if (srv->base == NULL) {
+		log_error("cannot create the event loop");
+		return -1;
 	}
-	/* The HTTP listener binds its own port here, before the privilege drop. */
-	if (cfg->http_port != 0 && (http = http_start(srv)) == NULL) {
-		close(udp_fd);
-		if (dns_fd >= 0)
-			close(dns_fd);
-		goto out;
+	if (server_start_admission(srv, srv->cfg) < 0)
+		return -1;
+	if (srv->cfg->http_port != 0 && (st->http = http_start(srv)) == NULL)
+		return -1;
+	return 0;
+}
+
+/* The reflector and the DNS responder (when its port is set), which take their sockets
+ * over whether they start or not. 0, or -1 if one did not start. */
+static int server_start_udp(struct server_state *st, int rt)
+{
+	int want_dns = st->dns_fd >= 0;
+
+	st->refl = reflector_start(&st->srv, st->udp_fd, rt);
+	st->udp_fd = -1;
+	if (want_dns) {
+		st->dns = dns_responder_start(&st->srv, st->dns_fd);
+		st->dns_fd = -1;
 	}
-	/* Every socket is bound and no thread runs yet: the moment to give up root (see
-	 * server/privdrop.h). A listener added later must be bound above this line. */
+	return st->refl != NULL && (!want_dns || st->dns != NULL) ? 0 : -1;
+}
+
+static int server_add_signals(struct server_state *st)
+{
+	static const int sigs[3] = { SIGINT, SIGTERM, SIGHUP };
+
+	for (int i = 0; i < 3; i++) {
+		st->sig[i] = evsignal_new(st->srv.base, sigs[i], server_signal_callback, st);
+		if (st->sig[i] == NULL || event_add(st->sig[i], NULL) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* Every socket is bound and no thread runs yet: the moment to give up root (see
+ * server/privdrop.h; a listener added later must be bound in server_bind). Then the threads,
+ * the listener's event and the signals. 0, or -1 after logging. */
+static int server_start(struct server_state *st)
+{
+	struct server_ctx *srv = &st->srv;
+	const struct server_config *cfg = srv->cfg;
+	char err[SRVCONFIG_ERR_MAX];
+	int rt, ok;
+
 	rt = cfg->reflector_priority > 0 && reflector_rt_begin(cfg->reflector_priority) == 0;
-	if (privdrop_apply(&pd, perr, sizeof(perr)) < 0) {
-		log_error("%s", perr);
-		close(udp_fd);
-		if (dns_fd >= 0)
-			close(dns_fd);
-		goto out;
+	if (privdrop_apply(&st->pd, err, sizeof(err)) < 0) {
+		log_error("%s", err);
+		return -1;
 	}
-	refl = reflector_start(srv, udp_fd, rt);
-	if (dns_fd >= 0)
-		dns = dns_responder_start(srv, dns_fd);
+	ok = server_start_udp(st, rt) == 0;
 	st->accept_ev = event_new(srv->base, st->tcp_fd, EV_READ | EV_PERSIST,
 				  accept_callback, srv);
-	ok = refl != NULL && (dns_fd < 0 || dns != NULL) && st->accept_ev != NULL &&
-	     server_start_workers(srv, cfg) == 0 && event_add(st->accept_ev, NULL) == 0;
-	for (int i = 0; i < 3 && ok; i++) {
-		sig[i] = evsignal_new(srv->base, sigs[i], server_signal_callback, st);
-		ok = sig[i] != NULL && event_add(sig[i], NULL) == 0;
-	}
-	if (!ok) {
+	if (!ok || st->accept_ev == NULL || server_start_workers(srv, cfg) < 0 ||
+	    event_add(st->accept_ev, NULL) < 0 || server_add_signals(st) < 0) {
 		log_error("cannot start serving");
-		goto out;
+		return -1;
 	}
+	return 0;
+}
+
+/* Runs the main loop until a signal stops it: 0, or 1 if the loop failed. */
+static int server_serve(struct server_state *st)
+{
+	struct server_ctx *srv = &st->srv;
+	const struct server_config *cfg = srv->cfg;
+
 	log_info("bloatmeterd %s listening on %s port %u (TCP control/data, UDP probes; %s receive timestamps)",
 		 BM_VERSION, cfg->bind_addr ? cfg->bind_addr : "*", cfg->port,
 		 srv->udp_ts_kernel ? "kernel" : "user-space");
 	if (cfg->config_loaded)
 		log_info("configuration from %s", cfg->config_path);
 	server_log_security(srv, 0);
-	rc = event_base_dispatch(srv->base) < 0 ? 1 : 0;
-out:
-	server_stop_workers(srv);
-	if (st->tcp_fd >= 0)
-		close(st->tcp_fd);
-	reflector_stop(refl);
-	dns_responder_stop(dns);
+	return event_base_dispatch(srv->base) < 0 ? 1 : 0;
+}
+
+static void server_close_fd(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+}
+
+/* The events of the main loop: signals, the listener's and the drain's. */
+static void server_free_events(struct server_state *st)
+{
 	for (int i = 0; i < 3; i++)
-		if (sig[i])
-			event_free(sig[i]);
+		if (st->sig[i])
+			event_free(st->sig[i]);
 	if (st->accept_ev)
 		event_free(st->accept_ev);
 	if (st->drain)
 		event_free(st->drain);
-	limits_admission_stop(srv->admission);
-	http_stop(http);
-	if (srv->base)
-		event_base_free(srv->base);
-	session_table_free(&srv->table);
-	if (rc == 0)
-		server_log_counters(&srv->counters);
-	if (rc == 0)
-		server_log_security(srv, 1);
-	server_security_free(srv->psk, srv->tls);
-	free(srv->tests);
+}
+
+static void server_free_versions(struct server_state *st)
+{
 	while (st->versions != NULL) {
 		struct cfg_version *v = st->versions;
 
 		st->versions = v->older;
 		free(v);
 	}
-	pthread_mutex_destroy(&srv->lock);
+}
+
+/* The one way out of server_run: frees whatever was set up, at whatever step set-up stopped
+ * (every part is empty until set up), workers and sessions first, then the threads, events
+ * and loop. After a clean run (rc 0) it logs the counters and "stopped". Frees st. */
+static void server_teardown(struct server_state *st, int rc)
+{
+	struct server_ctx *srv = &st->srv;
+
+	if (st->lock_ok)
+		server_stop_workers(srv);
+	server_close_fd(&st->tcp_fd);
+	server_close_fd(&st->udp_fd);
+	server_close_fd(&st->dns_fd);
+	reflector_stop(st->refl);
+	dns_responder_stop(st->dns);
+	server_free_events(st);
+	limits_admission_stop(srv->admission);
+	http_stop(st->http);
+	if (srv->base)
+		event_base_free(srv->base);
+	if (st->table_ok)
+		session_table_free(&srv->table);
+	if (rc == 0) {
+		server_log_counters(&srv->counters);
+		server_log_security(srv, 1);
+	}
+	server_security_free(srv->psk, srv->tls);
+	free(srv->tests);
+	server_free_versions(st);
+	if (st->lock_ok)
+		pthread_mutex_destroy(&srv->lock);
 	free(st);
 	if (rc == 0)
 		log_info("stopped");
+}
+
+int server_run(const struct server_config *cfg)
+{
+	struct server_state *st = server_state_new(cfg);
+	int rc = 1;
+
+	if (st == NULL) {
+		log_error("cannot initialise the server");
+		return 1;
+	}
+	if (server_prepare(st) == 0 && server_bind(st) == 0 && server_start(st) == 0)
+		rc = server_serve(st);
+	server_teardown(st, rc);
 	return rc;
 }

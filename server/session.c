@@ -1,4 +1,4 @@
-/* session: the token table shared between the control thread and the UDP reflector. */
+/* session: the token table shared between the sessions' workers and the UDP reflector. */
 #include "server/session.h"
 
 #include <stdlib.h>

@@ -1,5 +1,6 @@
 /* session: one client test — its control connection, bulk flows, token and counters — and the
- * table of live sessions that the accept path and the UDP reflector consult. */
+ * token table the UDP reflector consults. The daemon's list of sessions is
+ * server/sessionlist.h; a session's life, server/sessionlife.h. */
 #ifndef BM_SESSION_H
 #define BM_SESSION_H
 
@@ -20,7 +21,7 @@ struct server_ctx;
 struct test_live;
 
 /* Session life: a control connection that has not said hello is a pending connection (see
- * server.c); a session exists from a valid hello on. */
+ * server/accept.c, then server/hello.c); a session exists from a valid hello on. */
 enum session_state {
 	SESS_ACTIVE,  /* welcome sent: bulk flows may attach, probes are reflected */
 	SESS_CLOSING, /* bye received or limit hit: final stats queued, closing once flushed */

@@ -376,21 +376,13 @@ int srvconfig_set(struct server_config *cfg, enum srvconfig_opt opt, const char 
 	return 0;
 }
 
-static int is_blank(char c)
-{
-	return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
-}
-
 /* Trims blanks from both ends of s in place; returns the new start. */
 static char *srvconfig_trim(char *s)
 {
-	size_t n;
+	size_t n = strlen(s), skip = lines_blanks(s, n);
 
-	while (is_blank(*s))
-		s++;
-	n = strlen(s);
-	while (n > 0 && is_blank(s[n - 1]))
-		s[--n] = '\0';
+	s += skip;
+	s[lines_rtrim(s, n - skip)] = '\0';
 	return s;
 }
 
@@ -412,15 +404,9 @@ static int srvconfig_line(const char *text, size_t n, int line, struct server_co
 		snprintf(err, errlen, "%d: NUL byte in the line", line);
 		return -1;
 	}
+	n = lines_uncomment(text, n);
 	memcpy(buf, text, n);
 	buf[n] = '\0';
-	/* A comment starts a line or follows a blank, so a '#' inside a value stays in it. */
-	for (size_t i = 0; i < n; i++) {
-		if (buf[i] == '#' && (i == 0 || is_blank(buf[i - 1]))) {
-			buf[i] = '\0';
-			break;
-		}
-	}
 	key = srvconfig_trim(buf);
 	if (*key == '\0')
 		return 0;

@@ -15,6 +15,7 @@
 
 #include <cmocka.h>
 
+#include "common/bytes.h"
 #include "common/clock.h"
 #include "common/dns.h"
 #include "probes/dns.h"
@@ -91,11 +92,6 @@ static size_t ask(const uint8_t *q, size_t qlen, const struct sockaddr *local,
 	return n;
 }
 
-static uint16_t get16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] << 8 | p[1]);
-}
-
 static void test_names(void **state)
 {
 	uint8_t w[DNS_NAME_MAX];
@@ -142,15 +138,15 @@ static void test_build_query(void **state)
 	size_t n = dns_build_query(q, sizeof(q), 0xbeef, "x." ZONE, DNS_TYPE_AAAA, 1);
 
 	assert_int_equal(n, DNS_HDR_LEN + 25 + 4);
-	assert_int_equal(get16(q), 0xbeef);
-	assert_int_equal(get16(q + 2), 0x0100); /* RD only */
-	assert_int_equal(get16(q + 4), 1);
-	assert_int_equal(get16(q + 6) | get16(q + 8) | get16(q + 10), 0);
+	assert_int_equal(bytes_be16(q), 0xbeef);
+	assert_int_equal(bytes_be16(q + 2), 0x0100); /* RD only */
+	assert_int_equal(bytes_be16(q + 4), 1);
+	assert_int_equal(bytes_be16(q + 6) | bytes_be16(q + 8) | bytes_be16(q + 10), 0);
 	assert_memory_equal(q + 12, "\1x\5probe\12bloatmeter\4test\0", 25);
-	assert_int_equal(get16(q + 37), DNS_TYPE_AAAA);
-	assert_int_equal(get16(q + 39), DNS_CLASS_IN);
+	assert_int_equal(bytes_be16(q + 37), DNS_TYPE_AAAA);
+	assert_int_equal(bytes_be16(q + 39), DNS_CLASS_IN);
 	n = dns_build_query(q, sizeof(q), 1, "x." ZONE, DNS_TYPE_A, 0);
-	assert_int_equal(get16(q + 2), 0);
+	assert_int_equal(bytes_be16(q + 2), 0);
 	assert_int_equal(dns_build_query(q, 20, 1, "x." ZONE, DNS_TYPE_A, 0), 0);
 	assert_int_equal(dns_build_query(q, sizeof(q), 1, "bad name", DNS_TYPE_A, 0), 0);
 }
@@ -367,7 +363,7 @@ static void test_responder_rules(void **state)
 	qn = query(q, 1, ZONE, DNS_TYPE_A);
 	n = ask(q, qn, sa(&a.local4), sa(&a.peer4), out);
 	assert_int_equal(out[3] & 0xf, DNS_RCODE_NOERROR);
-	assert_int_equal(get16(out + 6), 1);
+	assert_int_equal(bytes_be16(out + 6), 1);
 	assert_true(out[2] & 0x04);      /* AA */
 	assert_false(out[3] & 0x80);     /* RA */
 	assert_true(out[2] & 0x01);      /* RD copied */
@@ -376,7 +372,7 @@ static void test_responder_rules(void **state)
 	qn = query(q, 2, "AbC." ZONE, DNS_TYPE_A);
 	n = ask(q, qn, sa(&a.mapped4), sa(&a.peer4), out);
 	assert_int_equal(out[3] & 0xf, DNS_RCODE_NOERROR);
-	assert_int_equal(get16(out + 6), 1);
+	assert_int_equal(bytes_be16(out + 6), 1);
 	assert_memory_equal(out + 12, q + 12, qn - 12);
 	assert_memory_equal(out + n - 4, "\xc0\x00\x02\x36", 4); /* mapped 192.0.2.54 */
 	qn = query(q, 2, "x.PROBE.BloatMeter.TEST", DNS_TYPE_A);
@@ -388,7 +384,7 @@ static void test_responder_rules(void **state)
 	assert_int_equal(n, qn);
 	assert_int_equal(out[3] & 0xf, DNS_RCODE_NXDOMAIN);
 	assert_true(out[2] & 0x04);
-	assert_int_equal(get16(out + 6), 0);
+	assert_int_equal(bytes_be16(out + 6), 0);
 	qn = query(q, 3, "a.b.c.d." ZONE, DNS_TYPE_TXT);
 	n = ask(q, qn, sa(&a.local4), sa(&a.peer4), out);
 	assert_int_equal(out[3] & 0xf, DNS_RCODE_NXDOMAIN);
@@ -407,7 +403,7 @@ static void test_responder_rules(void **state)
 	qn = query(q, 5, "x." ZONE, DNS_TYPE_ANY);
 	n = ask(q, qn, sa(&a.local4), sa(&a.peer4), out);
 	assert_int_equal(out[3] & 0xf, DNS_RCODE_REFUSED);
-	assert_int_equal(get16(out + 6), 0);
+	assert_int_equal(bytes_be16(out + 6), 0);
 	qn = query(q, 5, ZONE, DNS_TYPE_AXFR);
 	n = ask(q, qn, sa(&a.local4), sa(&a.peer4), out);
 	assert_int_equal(out[3] & 0xf, DNS_RCODE_REFUSED);
@@ -421,7 +417,7 @@ static void test_responder_rules(void **state)
 	n = ask(q, qn, sa(&a.local4), sa(&a.peer4), out);
 	assert_int_equal(n, qn);
 	assert_int_equal(out[3] & 0xf, DNS_RCODE_NOERROR);
-	assert_int_equal(get16(out + 6), 0);
+	assert_int_equal(bytes_be16(out + 6), 0);
 }
 
 static void test_responder_addresses(void **state)
@@ -435,7 +431,7 @@ static void test_responder_addresses(void **state)
 	qn = query(q, 1, "x." ZONE, DNS_TYPE_AAAA);
 	n = ask(q, qn, sa(&a.local6), sa(&a.peer6), out);
 	assert_int_equal(n, qn + 28);
-	assert_int_equal(get16(out + n - 18), 16);
+	assert_int_equal(bytes_be16(out + n - 18), 16);
 	n = ask(q, qn, sa(&a.mapped4), sa(&a.peer4), out);
 	assert_int_equal(n, qn);
 	assert_int_equal(out[3] & 0xf, DNS_RCODE_NOERROR);
@@ -479,10 +475,10 @@ static void test_responder_header(void **state)
 	q[2] |= 2 << 3; /* STATUS */
 	n = ask(q, qn, sa(&a.local4), sa(&a.peer4), out);
 	assert_int_equal(n, DNS_HDR_LEN);
-	assert_int_equal(get16(out), 0x5150);
+	assert_int_equal(bytes_be16(out), 0x5150);
 	assert_int_equal(out[3] & 0xf, DNS_RCODE_NOTIMP);
 	assert_int_equal((out[2] >> 3) & 0xf, 2);
-	assert_int_equal(get16(out + 4), 0);
+	assert_int_equal(bytes_be16(out + 4), 0);
 	q[2] &= (uint8_t)~(0xf << 3);
 	/* qdcount 0 or 2: FORMERR, header only */
 	q[5] = 0;
@@ -513,7 +509,7 @@ static void test_responder_header(void **state)
 		n = ask(q, qn + sizeof(opt), sa(&a.local4), sa(&a.peer4), out);
 		assert_int_equal(n, qn + 16);
 		assert_int_equal(out[3] & 0xf, DNS_RCODE_NOERROR);
-		assert_int_equal(get16(out + 10), 0); /* ARCOUNT */
+		assert_int_equal(bytes_be16(out + 10), 0); /* ARCOUNT */
 		q[11] = 0;
 	}
 }

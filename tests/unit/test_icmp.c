@@ -14,6 +14,7 @@
 
 #include <cmocka.h>
 
+#include "common/bytes.h"
 #include "common/clock.h"
 #include "probes/icmp.h"
 #include "probes/runner.h"
@@ -23,12 +24,6 @@
 #define ID 0x4242
 #define PAYLOAD 56
 
-static void put16(uint8_t *b, uint16_t v)
-{
-	b[0] = (uint8_t)(v >> 8);
-	b[1] = (uint8_t)v;
-}
-
 /* An IPv4 header of ihl 32-bit words (options are NOPs) in front of plen bytes. */
 static size_t ipv4_header(uint8_t *b, int ihl, uint8_t proto, size_t plen)
 {
@@ -36,13 +31,13 @@ static size_t ipv4_header(uint8_t *b, int ihl, uint8_t proto, size_t plen)
 
 	memset(b, 0, hl);
 	b[0] = (uint8_t)(0x40 | ihl);
-	put16(b + 2, (uint16_t)(hl + plen));
+	bytes_put_be16(b + 2, (uint16_t)(hl + plen));
 	b[8] = 64;
 	b[9] = proto;
 	b[12] = 198; b[13] = 18; b[14] = 1; b[15] = 1;
 	b[16] = 198; b[17] = 18; b[18] = 1; b[19] = 2;
 	memset(b + 20, 1, hl - 20); /* NOP options */
-	put16(b + 10, icmp_checksum(b, hl));
+	bytes_put_be16(b + 10, icmp_checksum(b, hl));
 	return hl;
 }
 
@@ -51,7 +46,7 @@ static size_t ipv6_header(uint8_t *b, uint8_t nh, size_t plen)
 {
 	memset(b, 0, 40);
 	b[0] = 0x60;
-	put16(b + 4, (uint16_t)plen);
+	bytes_put_be16(b + 4, (uint16_t)plen);
 	b[6] = nh;
 	b[7] = 64;
 	b[8] = 0x20; b[9] = 0x01; b[11] = 0x02; b[23] = 1;
@@ -67,7 +62,7 @@ static size_t echo_reply(int family, uint8_t *b, uint32_t seq32, size_t payload)
 	b[0] = family == AF_INET6 ? 129 : 0;
 	b[2] = b[3] = 0;
 	if (family == AF_INET)
-		put16(b + 2, icmp_checksum(b, len));
+		bytes_put_be16(b + 2, icmp_checksum(b, len));
 	return len;
 }
 
@@ -84,7 +79,7 @@ static size_t error_v4(uint8_t *b, uint8_t type, uint8_t code, uint8_t proto, si
 	b[1] = code;
 	hl = ipv4_header(b + ICMP_HDR_LEN, 5, proto, sizeof(echo));
 	memcpy(b + ICMP_HDR_LEN + hl, echo, quote);
-	put16(b + 2, icmp_checksum(b, ICMP_HDR_LEN + hl + quote));
+	bytes_put_be16(b + 2, icmp_checksum(b, ICMP_HDR_LEN + hl + quote));
 	return ICMP_HDR_LEN + hl + quote;
 }
 
@@ -147,11 +142,11 @@ static void test_reply_v4_raw_rejects(void **state)
 	assert_int_equal(icmp_parse(AF_INET, 1, b, len + 4, &m), ICMP_PARSE_REPLY);
 	assert_int_equal(m.payload_len, PAYLOAD);
 	/* ...and a total length beyond what arrived means the packet was cut. */
-	put16(b + 2, (uint16_t)(len + 1));
+	bytes_put_be16(b + 2, (uint16_t)(len + 1));
 	assert_int_equal(icmp_parse(AF_INET, 1, b, len, &m), ICMP_PARSE_BAD);
-	put16(b + 2, (uint16_t)(hl + 7)); /* not even an ICMP header */
+	bytes_put_be16(b + 2, (uint16_t)(hl + 7)); /* not even an ICMP header */
 	assert_int_equal(icmp_parse(AF_INET, 1, b, len, &m), ICMP_PARSE_BAD);
-	put16(b + 2, (uint16_t)len);
+	bytes_put_be16(b + 2, (uint16_t)len);
 
 	b[hl + 20] ^= 0x40; /* one payload bit: the checksum no longer holds */
 	assert_int_equal(icmp_parse(AF_INET, 1, b, len, &m), ICMP_PARSE_BAD);
@@ -239,7 +234,7 @@ static void test_unreach_v4(void **state)
 	n = error_v4(icmp, 3, 3, IPPROTO_UDP, ICMP_HDR_LEN);
 	assert_int_equal(icmp_parse(AF_INET, 0, icmp, n, &m), ICMP_PARSE_OTHER);
 	n = error_v4(icmp, 3, 3, IPPROTO_ICMP, ICMP_HDR_LEN);
-	put16(icmp + ICMP_HDR_LEN + 6, 0x0010); /* fragment offset 16 */
+	bytes_put_be16(icmp + ICMP_HDR_LEN + 6, 0x0010); /* fragment offset 16 */
 	assert_int_equal(icmp_parse(AF_INET, 0, icmp, n, &m), ICMP_PARSE_OTHER);
 
 	/* An error quoting an echo reply (not a request) is not about our echo. */

@@ -72,6 +72,26 @@ static void test_len_bounds_text(void **state)
 	assert_int_equal(lines_next(&it, &s, &n), 0);
 }
 
+/* The comment and blank rules bloatmeterd.conf and key files share. */
+static void test_comments_and_blanks(void **state)
+{
+	const char *s = "\t key = a#b  # note";
+	size_t n = strlen(s), i;
+
+	assert_int_equal(lines_uncomment("# all", 5), 0);
+	assert_int_equal(lines_uncomment("x #y", 4), 2);
+	assert_int_equal(lines_uncomment("x#y", 3), 3); /* inside a word: no comment */
+	n = lines_uncomment(s, n);
+	assert_int_equal(n, 13);
+	i = lines_blanks(s, n);
+	assert_int_equal(i, 2);
+	assert_int_equal(lines_word(s + i, n - i), 3);
+	assert_int_equal(lines_rtrim(s, n), 11);
+	assert_int_equal(lines_blanks(" \r\v\f", 4), 4);
+	assert_int_equal(lines_rtrim(" \t", 2), 0);
+	assert_false(lines_blank('\n'));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -79,6 +99,7 @@ int main(void)
 		cmocka_unit_test(test_final_newline),
 		cmocka_unit_test(test_blank_lines_counted),
 		cmocka_unit_test(test_len_bounds_text),
+		cmocka_unit_test(test_comments_and_blanks),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

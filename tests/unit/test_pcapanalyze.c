@@ -23,6 +23,7 @@
 
 #include "client/analyze_cmd.h"
 #include "client/model/result.h"
+#include "common/bytes.h"
 #include "common/wire.h"
 #include "probes/pcap.h"
 #include "probes/pcapanalyze.h"
@@ -59,18 +60,6 @@ struct seg {
 	size_t data_cap;
 };
 
-static void put16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-}
-
-static void put32(uint8_t *p, uint32_t v)
-{
-	put16(p, (uint16_t)(v >> 16));
-	put16(p + 2, (uint16_t)v);
-}
-
 /* IP header for l4_len transport bytes; returns its length. */
 static size_t build_ip(uint8_t *b, int v6, const char *src, const char *dst, uint8_t tos,
 		       uint8_t proto, size_t l4_len)
@@ -79,7 +68,7 @@ static size_t build_ip(uint8_t *b, int v6, const char *src, const char *dst, uin
 		memset(b, 0, 40);
 		b[0] = (uint8_t)(0x60 | tos >> 4);
 		b[1] = (uint8_t)(tos << 4);
-		put16(b + 4, (uint16_t)l4_len);
+		bytes_put_be16(b + 4, (uint16_t)l4_len);
 		b[6] = proto;
 		b[7] = 64;
 		assert_int_equal(inet_pton(AF_INET6, src, b + 8), 1);
@@ -89,7 +78,7 @@ static size_t build_ip(uint8_t *b, int v6, const char *src, const char *dst, uin
 	memset(b, 0, 20);
 	b[0] = 0x45;
 	b[1] = tos;
-	put16(b + 2, (uint16_t)(20 + l4_len));
+	bytes_put_be16(b + 2, (uint16_t)(20 + l4_len));
 	b[6] = 0x40; /* DF */
 	b[8] = 64;
 	b[9] = proto;
@@ -107,24 +96,24 @@ static size_t build_tcp(uint8_t *out, const struct seg *s, size_t *wirelen)
 	memset(out, 0, 14);
 	out[0] = 0x02;
 	out[6] = 0x02;
-	put16(out + 12, s->v6 ? 0x86dd : 0x0800);
+	bytes_put_be16(out + 12, s->v6 ? 0x86dd : 0x0800);
 	off = 14 + build_ip(out + 14, s->v6, s->src, s->dst, s->tos, IPPROTO_TCP, thl + s->payload);
 	t = out + off;
 	memset(t, 0, thl);
-	put16(t, s->sport);
-	put16(t + 2, s->dport);
-	put32(t + 4, s->seq);
-	put32(t + 8, s->ack);
+	bytes_put_be16(t, s->sport);
+	bytes_put_be16(t + 2, s->dport);
+	bytes_put_be32(t + 4, s->seq);
+	bytes_put_be32(t + 8, s->ack);
 	t[12] = (uint8_t)((thl / 4) << 4);
 	t[13] = s->flags;
-	put16(t + 14, 65535);
+	bytes_put_be16(t + 14, 65535);
 	if (s->ts) {
 		t[20] = 1;
 		t[21] = 1;
 		t[22] = 8;
 		t[23] = 10;
-		put32(t + 24, s->tsval);
-		put32(t + 28, s->tsecr);
+		bytes_put_be32(t + 24, s->tsval);
+		bytes_put_be32(t + 28, s->tsecr);
 	}
 	off += thl;
 	if (s->data_cap)
@@ -142,12 +131,12 @@ static size_t build_probe(uint8_t *out, const char *src, const char *dst, uint16
 	uint8_t body[WIRE_PROBE_MAX];
 
 	memset(out, 0, 14);
-	put16(out + 12, 0x0800);
+	bytes_put_be16(out + 12, 0x0800);
 	off = 14 + build_ip(out + 14, 0, src, dst, 0, IPPROTO_UDP, 8 + size);
-	put16(out + off, sport);
-	put16(out + off + 2, dport);
-	put16(out + off + 4, (uint16_t)(8 + size));
-	put16(out + off + 6, 0);
+	bytes_put_be16(out + off, sport);
+	bytes_put_be16(out + off + 2, dport);
+	bytes_put_be16(out + off + 4, (uint16_t)(8 + size));
+	bytes_put_be16(out + off + 6, 0);
 	wire_probe_encode(w, body, size);
 	memcpy(out + off + 8, body, WIRE_PROBE_MIN);
 	*wirelen = off + 8 + size;
@@ -310,7 +299,7 @@ static void write_good(const char *path)
 	write_download(d);
 	write_upload(d);
 	write_probe(d);
-	put16(arp + 12, 0x0806); /* not IP: "other" */
+	bytes_put_be16(arp + 12, 0x0806); /* not IP: "other" */
 	dump_at(d, T0_NS + MS(2100), arp, sizeof(arp), 60);
 	pcap_dump_close(d);
 	pcap_close(p);
@@ -587,17 +576,17 @@ static void test_link_types(void **state)
 			}
 			memset(buf, 0, h);
 			if (cases[i].dlt == DLT_LINUX_SLL)
-				put16(buf + 14, etype);
+				bytes_put_be16(buf + 14, etype);
 			if (cases[i].dlt == DLT_LINUX_SLL2)
-				put16(buf, etype);
+				bytes_put_be16(buf, etype);
 			if (cases[i].dlt == DLT_NULL) /* host order, BSD's AF_INET6 = 24 */
 				buf[0] = v6 ? 24 : 2;
 			if (cases[i].dlt == DLT_LOOP)
 				buf[3] = v6 ? 30 : 2;
 			if (cases[i].dlt == DLT_EN10MB) {
-				put16(buf + 12, h == 22 ? 0x88a8 : 0x8100);
-				put16(buf + 16, h == 22 ? 0x8100 : etype);
-				put16(buf + h - 2, etype);
+				bytes_put_be16(buf + 12, h == 22 ? 0x88a8 : 0x8100);
+				bytes_put_be16(buf + 16, h == 22 ? 0x8100 : etype);
+				bytes_put_be16(buf + h - 2, etype);
 			}
 			memcpy(buf + h, v6 ? ip6 : ip, len);
 			pa_packet(pa, cases[i].dlt, 1, buf, h + len, h + len);
@@ -871,7 +860,7 @@ static void test_hostile_headers(void **state)
 	pa_packet(pa, DLT_EN10MB, 1, copy, 14 + 40, wl);
 	buf[14] = 0x45;
 	buf[14 + 20 + 12] = 0xf0;   /* TCP data offset 60 > the segment */
-	put16(buf + 16, 20 + 32);   /* total length: TCP header only */
+	bytes_put_be16(buf + 16, 20 + 32);   /* total length: TCP header only */
 	memcpy(copy, buf, cl);
 	pa_packet(pa, DLT_EN10MB, 2, copy, cl, wl);
 	buf[14 + 20 + 12] = 0x80;
@@ -879,7 +868,7 @@ static void test_hostile_headers(void **state)
 	buf[14 + 20 + 20 + 3] = 200;
 	memcpy(copy, buf, cl);
 	pa_packet(pa, DLT_EN10MB, 3, copy, cl, wl);
-	put16(buf + 16, 3);         /* total length below the header */
+	bytes_put_be16(buf + 16, 3);         /* total length below the header */
 	memcpy(copy, buf, cl);
 	pa_packet(pa, DLT_EN10MB, 4, copy, cl, wl);
 	pa_packet(pa, DLT_EN10MB, 5, NULL, 0, 0);
