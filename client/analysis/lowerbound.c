@@ -37,8 +37,12 @@ struct estimate_ref {
 	int up;
 };
 
-static const char *link_name(int up)
+/* The direction, and the phase when it is the bidirectional one (its estimates come on top
+ * of the single-direction phases', so a warning must say which it is about). */
+static const char *link_name(int up, enum phase_kind k)
 {
+	if (k == PHASE_BIDIR)
+		return up ? "uplink (bidirectional phase)" : "downlink (bidirectional phase)";
 	return up ? "uplink" : "downlink";
 }
 
@@ -55,7 +59,7 @@ static const char *lowerbound_evidence(struct test_result *r, const struct phase
 				       int up, const struct buffer_estimate *b)
 {
 	const struct loss_pattern *lp = up ? &ph->loss_up : &ph->loss_down;
-	const char *cc = sender_cc(r, up), *dir = link_name(up);
+	const char *cc = sender_cc(r, up), *dir = link_name(up, ph->kind);
 
 	if (lowerbound_cc_short_queue(cc)) {
 		result_warn(r, "%s keeps the queue short, so the %s buffer is at least %.1f ms; run with --cc cubic (as root) to see it",

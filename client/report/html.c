@@ -11,6 +11,7 @@
 #include "client/analysis/analysis.h"
 #include "client/analysis/clocksync.h"
 #include "client/report/svg.h"
+#include "client/report/verdict.h"
 #include "client/report/wording.h"
 #include "common/fileio.h"
 #include "common/log.h"
@@ -43,7 +44,13 @@ static const char page_css[] =
 	".note{color:#555;font-size:13px;margin:2px 0 10px}\n"
 	"ul.warn li{color:#8a4b00}\n"
 	"figure{margin:12px 0 22px}figcaption{color:#555;font-size:13px}\n"
-	"svg.chart{width:100%;height:auto;display:block;border:1px solid #e2e2e2}\n";
+	"svg.chart{width:100%;height:auto;display:block;border:1px solid #e2e2e2}\n"
+	".verdict{display:flex;gap:22px;align-items:center;border:1px solid #ccc;"
+	"border-radius:8px;padding:14px 18px;margin:10px 0 18px;background:#fafafa}\n"
+	".grade{font-size:46px;font-weight:700;min-width:72px;text-align:center}\n"
+	".g-good{color:#1a7f37}.g-fair{color:#9a6700}.g-bad{color:#cf222e}\n"
+	".verdict table td{border:none;text-align:left;white-space:normal;padding:1px 10px 1px 0}\n"
+	".verdict table td:first-child{color:#666;white-space:nowrap}\n";
 
 /* Seconds from t0 of a client monotonic time. */
 static double rel_s(const struct test_result *r, int64_t t_ns)
@@ -67,6 +74,33 @@ static double run_end_s(const struct test_result *r)
 	return end;
 }
 
+/* The grade's colour class: A+/A good, B/C fair, D/F bad. */
+static const char *grade_class(const char *g)
+{
+	if (g == NULL)
+		return "";
+	if (g[0] == 'A')
+		return "g-good";
+	return g[0] == 'B' || g[0] == 'C' ? "g-fair" : "g-bad";
+}
+
+/* The verdict card that opens the page: the same lines the text summary starts with. */
+static void page_verdict(struct svg_buf *b, const struct test_result *r)
+{
+	struct verdict v;
+
+	verdict_build(r, &v);
+	svg_printf(b, "<header>\n<h1>bloatmeter %s report</h1>\n<section class=\"verdict\">\n"
+		   "<div class=\"grade %s\" title=\"DSLReports bufferbloat grade\">%s</div>\n"
+		   "<table>\n", BM_VERSION, grade_class(v.grade), v.grade ? v.grade : "–");
+	for (int i = 0; i < v.n; i++) {
+		svg_printf(b, "<tr><td>%s</td>", v.line[i].label);
+		svg_td_text(b, NULL, v.line[i].value);
+		svg_puts(b, "</tr>\n");
+	}
+	svg_puts(b, "</table>\n</section>\n</header>\n");
+}
+
 /* A row of the header's key/value table; the value is escaped. */
 static void meta_row(struct svg_buf *b, const char *key, const char *value)
 {
@@ -83,7 +117,7 @@ static void page_header(struct svg_buf *b, const struct test_result *r)
 		util_iso8601(r->start_real_ns, start, sizeof(start));
 	wording_cc_end(r, 0, 1, client, sizeof(client));
 	wording_cc_end(r, 1, 1, server, sizeof(server));
-	svg_printf(b, "<header>\n<h1>bloatmeter %s report</h1>\n<table class=\"meta\">\n", BM_VERSION);
+	svg_puts(b, "<h2>Run</h2>\n<table class=\"meta\">\n");
 	meta_row(b, "Server", r->server_addr);
 	meta_row(b, "Server version", r->server_version);
 	meta_row(b, "Start time (UTC)", start);
@@ -97,7 +131,7 @@ static void page_header(struct svg_buf *b, const struct test_result *r)
 		 "by the client; server timestamps: %s", r->cfg.interval_ms, r->cfg.probe_size,
 		 r->probes_kernel_ts, result_replies(r), r->udp_server_ts[0] ? r->udp_server_ts : "?");
 	meta_row(b, "UDP probes", line);
-	svg_puts(b, "</table>\n</header>\n");
+	svg_puts(b, "</table>\n");
 }
 
 /* v without a negative zero once rounded to dec decimals ("-0.0" reads like a sign). */
@@ -675,15 +709,16 @@ int html_write(const struct test_result *r, const char *path)
 	int rc = 0;
 
 	page_head(&b, r);
-	page_header(&b, r);
+	page_verdict(&b, r);
+	page_charts(&b, r);
 	page_phases(&b, r);
 	page_buffers(&b, r);
 	if (r->nseries > 0)
 		page_kinds_table(&b, r);
 	page_lab(&b, r);
 	page_warnings(&b, r);
-	page_charts(&b, r);
 	page_oneway(&b, r);
+	page_header(&b, r);
 	svg_puts(&b, "</body>\n</html>\n");
 	if (b.failed) {
 		log_error("cannot write the HTML report %s: out of memory", path);

@@ -8,32 +8,20 @@
 #include "client/model/fleet.h"
 #include "client/report/format.h"
 #include "client/report/text_probes.h"
+#include "client/report/verdict.h"
 #include "client/report/wording.h"
 
-/* Table layout: phase, goodput down/up, RTT min…max, loss, latency increase. */
-#define ROW_FMT "%-15s %11s %10s %12s %7s %7s %7s %7s %14s %11s\n"
+/* The default output fits a terminal of this many columns (tests/unit/test_report_text.c). */
+#define TEXT_WIDTH 80
 
-/* Bytes with an SI unit and about three significant digits. */
-static const char *human_bytes(double b, char *buf, size_t len)
-{
-	if (!isfinite(b))
-		snprintf(buf, len, "? bytes");
-	else if (b < 1e3)
-		snprintf(buf, len, "%.0f B", b);
-	else if (b < 1e6)
-		snprintf(buf, len, b < 1e4 ? "%.1f kB" : "%.0f kB", b / 1e3);
-	else
-		snprintf(buf, len, b < 1e7 ? "%.2f MB" : "%.1f MB", b / 1e6);
-	return buf;
-}
+/* Table layout of -v: phase, goodput down/up, RTT min…max, loss, latency increase. */
+#define ROW_FMT "%-15s %11s %10s %12s %7s %7s %7s %7s %14s %11s\n"
 
 /* Writes s right-aligned in width columns, counting UTF-8 characters, not bytes ("≥"). */
 static void put_cell(FILE *out, const char *s, int width)
 {
-	int chars = 0;
+	int chars = report_width(s);
 
-	for (const char *p = s; *p; p++)
-		chars += ((unsigned char)*p & 0xc0) != 0x80;
 	fprintf(out, "%*s%s", width > chars ? width - chars : 0, "", s);
 }
 
@@ -162,7 +150,7 @@ static void text_buffer_line(const struct test_result *r, const char *dir, enum 
 			 report_num(b->ci_high_ms, 1, hi, sizeof(hi)), b->unstable ? ", unstable" : "");
 	fprintf(out, "  %-9s %s%s ms%s ≈ %s   (%s phase, %zu samples; p50 %s ms, p99 %s ms, max %s ms%s%s)\n",
 		dir, b->lower_bound ? "≥ " : "", report_num(b->ms, 1, ms, sizeof(ms)), ci,
-		human_bytes(b->bytes, bytes, sizeof(bytes)), phase_name(b->phase), b->samples,
+		report_bytes(b->bytes, bytes, sizeof(bytes)), phase_name(b->phase), b->samples,
 		report_num(b->q_p50_ms, 1, p50, sizeof(p50)), report_num(b->q_p99_ms, 1, p99, sizeof(p99)),
 		report_num(b->q_max_ms, 1, qmax, sizeof(qmax)),
 		b->lower_bound ? "; lower bound: " : "", b->lower_bound ? b->lower_bound_why : "");
@@ -197,7 +185,8 @@ static void text_warnings(const struct test_result *r, FILE *out)
 	if (n > (int)(sizeof(r->warnings) / sizeof(r->warnings[0])))
 		n = (int)(sizeof(r->warnings) / sizeof(r->warnings[0]));
 	for (int i = 0; i < n; i++)
-		fprintf(out, "warning: %s\n", report_clean(r->warnings[i], w, sizeof(w)));
+		report_wrap(out, "warning: ", report_clean(r->warnings[i], w, sizeof(w)), 2,
+			    TEXT_WIDTH);
 }
 
 /* One direction of the lab comparison: configured vs measured and the error in ms. */
@@ -400,8 +389,85 @@ static void text_fleet(const struct test_result *r, FILE *out)
 		f->n == 1 ? "" : "s");
 }
 
-void report_text(const struct test_result *r, FILE *out)
+/* The verdict: a label column, then each value wrapped at TEXT_WIDTH. */
+static void text_verdict(const struct test_result *r, FILE *out)
 {
+	struct verdict v;
+	char label[32];
+
+	verdict_build(r, &v);
+	for (int i = 0; i < v.n; i++) {
+		snprintf(label, sizeof(label), "%-*s ", VERDICT_LABEL, v.line[i].label);
+		report_wrap(out, label, v.line[i].value, VERDICT_LABEL + 1, TEXT_WIDTH);
+	}
+}
+
+/* The default phase table, within TEXT_WIDTH: goodput, RTT p50/p99, increase, loss. */
+#define COMPACT_FMT "%-14s %11s %10s %8s %7s %9s %13s\n"
+
+static void text_compact_row(const struct phase_result *ph, FILE *out)
+{
+	const struct stats_summary *s = &ph->rtt_ms;
+	char name[24], dn[16], up[16], p50[16], p99[16], inc[24], lu[16], ld[16], loss[40];
+
+	snprintf(name, sizeof(name), "%s%s", phase_name(ph->kind), unsaturated(ph) ? "*" : "");
+	snprintf(loss, sizeof(loss), "%s/%s", report_pct(ph->loss_up_pct, lu, sizeof(lu)),
+		 report_pct(ph->loss_down_pct, ld, sizeof(ld)));
+	if (ph->kind == PHASE_IDLE || !isfinite(ph->latency_increase_ms))
+		snprintf(inc, sizeof(inc), "-");
+	else
+		snprintf(inc, sizeof(inc), "%+.1f", ph->latency_increase_ms);
+	fprintf(out, COMPACT_FMT, name, report_num(ph->down_mbps, 1, dn, sizeof(dn)),
+		report_num(ph->up_mbps, 1, up, sizeof(up)),
+		report_num(s->n ? s->p50 : NAN, 1, p50, sizeof(p50)),
+		report_num(s->n ? s->p99 : NAN, 1, p99, sizeof(p99)), inc, loss);
+}
+
+static void text_compact_phases(const struct test_result *r, FILE *out)
+{
+	int any_unsat = 0;
+
+	fprintf(out, COMPACT_FMT, "phase", "down Mbit/s", "up Mbit/s", "RTT p50", "p99 ms",
+		"+latency", "loss up/down");
+	for (int i = 0; i < r->nphases && i < PHASE_KINDS; i++) {
+		text_compact_row(&r->phases[i], out);
+		any_unsat |= unsaturated(&r->phases[i]);
+	}
+	if (any_unsat)
+		report_wrap(out, "", "* never reached stable goodput: its buffer is a lower bound",
+			    2, TEXT_WIDTH);
+}
+
+/* The lab's configured truth beside each estimate, one line per direction. */
+static void text_lab_compact_row(const char *label, const char *dir, uint64_t rate_bps,
+				 double truth_ms, const struct buffer_estimate *b, FILE *out)
+{
+	char rate[16], ms[16], err[24] = "", line[160], pre[32];
+
+	if (b->valid && truth_ms > 0)
+		snprintf(err, sizeof(err), " (%+.1f %%)", (b->ms - truth_ms) / truth_ms * 100.0);
+	snprintf(line, sizeof(line), "%-8s %s Mbit/s, buffer %g ms: measured %s%s ms%s", dir,
+		 report_num((double)rate_bps / 1e6, 1, rate, sizeof(rate)), truth_ms,
+		 b->valid && b->lower_bound ? "≥ " : "", report_num(b->valid ? b->ms : NAN, 1, ms,
+								    sizeof(ms)), err);
+	snprintf(pre, sizeof(pre), "%-*s ", VERDICT_LABEL, label);
+	report_wrap(out, pre, line, VERDICT_LABEL + 1, TEXT_WIDTH);
+}
+
+static void text_lab_compact(const struct test_result *r, FILE *out)
+{
+	const struct lab_truth *t = &r->truth;
+
+	text_lab_compact_row("Lab truth", "downlink", t->down_rate_bps, t->down_buffer_ms,
+			     &r->buffer_down, out);
+	text_lab_compact_row("", "uplink", t->up_rate_bps, t->up_buffer_ms, &r->buffer_up, out);
+}
+
+/* -v: the run's set-up, the full phase table, one-way delays, every probe kind, the buffers
+ * with their intervals, grades and drop patterns. */
+static void text_detail(const struct test_result *r, FILE *out)
+{
+	fputc('\n', out);
 	text_header(r, out);
 	text_fleet(r, out);
 	text_cc_errors(r, out);
@@ -414,14 +480,27 @@ void report_text(const struct test_result *r, FILE *out)
 	fputc('\n', out);
 	text_grades(r, out);
 	text_drops(r, out);
-	if (r->nwarnings > 0) {
-		fputc('\n', out);
-		text_warnings(r, out);
-	}
 	if (r->lab) {
 		fputc('\n', out);
 		text_lab(r, out);
 	}
+}
+
+void report_text(const struct test_result *r, FILE *out)
+{
+	text_verdict(r, out);
+	fputc('\n', out);
+	text_compact_phases(r, out);
+	if (r->lab) {
+		fputc('\n', out);
+		text_lab_compact(r, out);
+	}
+	if (r->nwarnings > 0) {
+		fputc('\n', out);
+		text_warnings(r, out);
+	}
 	if (r->cfg.verbose > 0)
+		text_detail(r, out);
+	if (r->cfg.verbose > 1)
 		text_details(r, out);
 }

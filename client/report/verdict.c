@@ -1,0 +1,139 @@
+/* verdict: the few lines every report starts with. */
+#include "client/report/verdict.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "client/report/format.h"
+
+static void verdict_add(struct verdict *v, const char *label, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void verdict_add(struct verdict *v, const char *label, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (v->n >= VERDICT_LINES)
+		return;
+	v->line[v->n].label = label;
+	va_start(ap, fmt);
+	vsnprintf(v->line[v->n].value, sizeof(v->line[v->n].value), fmt, ap);
+	va_end(ap);
+	v->n++;
+}
+
+/* "buffer ≥ 98.5 ms (241 kB)", or "buffer not measured". */
+static void buffer_phrase(const struct buffer_estimate *b, char *buf, size_t len)
+{
+	char ms[16], bytes[24];
+
+	if (!b->valid) {
+		snprintf(buf, len, "buffer not measured");
+		return;
+	}
+	snprintf(buf, len, "buffer %s%s ms (%s)", b->lower_bound ? "≥ " : "",
+		 report_num(b->ms, 1, ms, sizeof(ms)), report_bytes(b->bytes, bytes, sizeof(bytes)));
+}
+
+/* "+48.2 ms" latency under this phase's load, or "latency not measured". */
+static void increase_phrase(const struct phase_result *ph, char *buf, size_t len)
+{
+	if (isfinite(ph->latency_increase_ms))
+		snprintf(buf, len, "%+.1f ms latency", ph->latency_increase_ms);
+	else
+		snprintf(buf, len, "latency not measured");
+}
+
+/* One loaded direction: its throughput, the latency its load added and its buffer. */
+static void verdict_direction(const struct test_result *r, struct verdict *v, enum phase_kind k)
+{
+	const struct phase_result *ph = result_find_phase(r, k);
+	int up = k == PHASE_UPLOAD;
+	char mbps[16], inc[40], buf[64];
+
+	if (ph == NULL)
+		return;
+	increase_phrase(ph, inc, sizeof(inc));
+	buffer_phrase(up ? &r->buffer_up : &r->buffer_down, buf, sizeof(buf));
+	verdict_add(v, up ? "Upload" : "Download", "%s Mbit/s%s, %s, %s",
+		    report_num(up ? ph->up_mbps : ph->down_mbps, 1, mbps, sizeof(mbps)),
+		    ph->saturated ? "" : " (never steady)", inc, buf);
+}
+
+static void verdict_both(const struct test_result *r, struct verdict *v)
+{
+	const struct phase_result *ph = result_find_phase(r, PHASE_BIDIR);
+	char d[16], u[16], inc[40];
+
+	if (ph == NULL)
+		return;
+	increase_phrase(ph, inc, sizeof(inc));
+	verdict_add(v, "Both ways", "%s down + %s up Mbit/s, %s",
+		    report_num(ph->down_mbps, 1, d, sizeof(d)), report_num(ph->up_mbps, 1, u, sizeof(u)),
+		    inc);
+}
+
+/* The worst loaded phase's increase, for the headline. */
+static double worst_increase(const struct test_result *r)
+{
+	double worst = NAN;
+
+	for (int i = 0; i < r->nphases && i < PHASE_KINDS; i++) {
+		double x = r->phases[i].latency_increase_ms;
+
+		if (r->phases[i].kind != PHASE_IDLE && isfinite(x) && !(x <= worst))
+			worst = x;
+	}
+	return worst;
+}
+
+static void verdict_headline(const struct test_result *r, struct verdict *v)
+{
+	const struct phase_result *ph = result_find_phase(r, PHASE_IDLE);
+	double worst = worst_increase(r);
+	char idle[16];
+
+	/* The increase is over the idle median, so that is the RTT to name. */
+	report_num(ph && ph->rtt_ms.n ? ph->rtt_ms.p50 : r->rtt0_ms, 1, idle, sizeof(idle));
+	if (v->grade == NULL) {
+		verdict_add(v, "Bufferbloat", "not graded: no loaded phase measured latency "
+			    "(idle RTT %s ms)", idle);
+		return;
+	}
+	verdict_add(v, "Bufferbloat", "grade %s: load adds up to %.0f ms to the idle RTT of %s ms",
+		    v->grade, worst, idle);
+}
+
+static void verdict_advice(const struct test_result *r, struct verdict *v)
+{
+	char d[16], u[16];
+
+	if (v->grade == NULL)
+		return;
+	if (!v->bloated) {
+		verdict_add(v, "Advice", "no bufferbloat to fix");
+		return;
+	}
+	if (!isfinite(r->shaper_down_mbps) && !isfinite(r->shaper_up_mbps)) {
+		verdict_add(v, "Advice", "shape the link a little below its rate with SQM "
+			    "(cake or fq_codel)");
+		return;
+	}
+	verdict_add(v, "Advice", "shape to %s down / %s up Mbit/s with SQM (cake or fq_codel)",
+		    report_num(r->shaper_down_mbps, 1, d, sizeof(d)),
+		    report_num(r->shaper_up_mbps, 1, u, sizeof(u)));
+}
+
+void verdict_build(const struct test_result *r, struct verdict *v)
+{
+	memset(v, 0, sizeof(*v));
+	v->grade = r->grade_overall;
+	v->bloated = v->grade != NULL && strcmp(v->grade, "A+") != 0 && strcmp(v->grade, "A") != 0;
+	verdict_headline(r, v);
+	verdict_direction(r, v, PHASE_DOWNLOAD);
+	verdict_direction(r, v, PHASE_UPLOAD);
+	verdict_both(r, v);
+	verdict_advice(r, v);
+}
