@@ -17,7 +17,7 @@ for tool in curl promtool chrt; do
 		exit 77
 	fi
 done
-. "$(dirname "$0")/../lib/harness.sh"
+. "$(dirname "$0")/../../lib/harness.sh"
 
 start() { # WORKERS [FLAGS...]: starts the daemon on free ports ($port, $hport), log in daemon.log
 	local try n=$1

@@ -9,7 +9,7 @@ bindir=$1
 example=$2
 d=$bindir/bloatmeterd
 b=$bindir/bloatmeter
-. "$(dirname "$0")/../lib/harness.sh"
+. "$(dirname "$0")/../../lib/harness.sh"
 conf() { # PORT MAX_SESSIONS [EXTRA LINE]: writes the live configuration file
 	{
 		echo "# written by check_srvconfig.sh"

@@ -17,7 +17,7 @@ d=$bindir/bloatmeterd
 b=$bindir/bloatmeter
 command -v openssl > /dev/null || { echo "SKIP: no openssl"; exit 77; }
 command -v python3 > /dev/null || { echo "SKIP: no python3"; exit 77; }
-. "$(dirname "$0")/../lib/harness.sh"
+. "$(dirname "$0")/../../lib/harness.sh"
 
 # --- keys and certificates
 cd "$work" || exit 1

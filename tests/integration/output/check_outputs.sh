@@ -7,7 +7,7 @@
 # Usage: check_outputs.sh BINDIR
 set -uo pipefail
 bindir=$(cd "$1" && pwd)
-schema=$(cd "$(dirname "$0")/../../docs" && pwd)/report.schema.json
+schema=$(cd "$(dirname "$0")/../../../docs" && pwd)/report.schema.json
 py=/usr/bin/python3 # Debian's, with python3-jsonschema (not a pyenv shim)
 
 if [ "$(id -u)" -ne 0 ]; then

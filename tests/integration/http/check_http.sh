@@ -23,7 +23,7 @@ if [ ! -x "$chromium" ]; then
 	echo "SKIP: no $chromium"
 	exit 77
 fi
-. "$(dirname "$0")/../lib/harness.sh"
+. "$(dirname "$0")/../../lib/harness.sh"
 code() { # CURL ARGS...: prints the HTTP status code
 	curl -s -o /dev/null -w '%{http_code}' --max-time 10 "$@"
 }
