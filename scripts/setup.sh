@@ -18,6 +18,7 @@ if [ "${1:-}" = "--test-tools" ]; then
 		prometheus flent python3-matplotlib chromium python3-jsonschema  # output validators
 		clang libclang-rt-14-dev                    # libFuzzer targets
 		bind9-dnsutils                              # dig against the DNS responder
+		curl openssl                                # the HTTP listener; test certificates (TLS)
 		systemd                                     # systemd-analyze verify of the units
 		man-db                                      # man --warnings on the manual pages (groff)
 	)

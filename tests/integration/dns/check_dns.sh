@@ -8,8 +8,8 @@
 set -euo pipefail
 bindir=$1
 zone=probe.bloatmeter.test
-command -v dig > /dev/null || { echo "SKIP: dig is not installed (bind9-dnsutils)"; exit 77; }
-command -v python3 > /dev/null || { echo "SKIP: python3 is not installed"; exit 77; }
+. "$(dirname "$0")/../../lib/require.sh"
+need_cmd dig bind9-dnsutils python3 python3
 work=$(mktemp -d)
 ns=
 dpid=

@@ -13,11 +13,10 @@ bindir=$(cd "$1" && pwd)
 schema=$(cd "$(dirname "$0")/../../../docs" && pwd)/report.schema.json
 py=/usr/bin/python3 # Debian's, with python3-jsonschema (not a pyenv shim)
 
-if [ "$(id -u)" -ne 0 ]; then
-	echo "SKIP: needs root for network namespaces"
-	exit 77
-fi
-$py -c 'import jsonschema' 2> /dev/null || { echo "SKIP: $py has no jsonschema module"; exit 77; }
+. "$(dirname "$0")/../../lib/require.sh"
+need_root "network namespaces"
+need_cmd ip iproute2 ss iproute2
+need_py_module $py jsonschema python3-jsonschema
 
 tag=bmt-fleet-$$
 nc=$tag-c na=$tag-a nb=$tag-b

@@ -6,7 +6,8 @@
 # Usage: check_prom_examples.sh DOCS_FLEET_MD
 set -uo pipefail
 doc=$1
-command -v promtool > /dev/null || { echo "SKIP: promtool is not installed"; exit 77; }
+. "$(dirname "$0")/../../lib/require.sh"
+need_cmd promtool prometheus
 tmp=$(mktemp -d /tmp/bm-fleet-prom.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 

@@ -3,16 +3,14 @@
 # has flent 2.1.1 plot the file (rrul's all_scaled and ping_cdf). flent's exit code is
 # unreliable, so each plot must be a real PNG of more than 20 kB; the data file is checked
 # for the rrul series and grid. Keeps BINDIR/flent-all_scaled.png to look at.
-# Usage: check_flent.sh BINDIR  (root; exit 77 = skipped)
+# Usage: check_flent.sh BINDIR  (root; exit 77 = skipped when not root)
 set -uo pipefail
 bindir=$(cd "$1" && pwd) || exit 1
-if [ "$(id -u)" -ne 0 ]; then
-	echo "SKIP: needs root for a network namespace"
-	exit 77
-fi
-for tool in flent python3; do
-	command -v $tool > /dev/null || { echo "SKIP: $tool is not installed"; exit 77; }
-done
+. "$(dirname "$0")/../../lib/require.sh"
+need_root "a network namespace"
+need_cmd flent flent python3 python3 ip iproute2
+# flent plots with matplotlib (its own interpreter is Debian's python3).
+need_py_module /usr/bin/python3 matplotlib python3-matplotlib
 ns=bmf$$
 tmp=$(mktemp -d)
 dpid=

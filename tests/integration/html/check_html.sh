@@ -5,15 +5,10 @@
 # BINDIR/html-report.png for a human to look at. Usage: check_html.sh BINDIR
 set -euo pipefail
 bindir=$(cd "$1" && pwd)
-if [ "$(id -u)" -ne 0 ]; then
-	echo "SKIP: needs root for a private network namespace"
-	exit 77
-fi
+. "$(dirname "$0")/../../lib/require.sh"
+need_root "a private network namespace"
 chromium=${CHROMIUM:-/usr/bin/chromium}
-if [ ! -x "$chromium" ]; then
-	echo "SKIP: no $chromium"
-	exit 77
-fi
+need_cmd "$chromium" chromium ip iproute2
 ns=bmh$$
 port=4750
 work=$(mktemp -d)

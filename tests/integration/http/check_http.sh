@@ -13,16 +13,8 @@ bindir=$(cd "$1" && pwd)
 d=$bindir/bloatmeterd
 b=$bindir/bloatmeter
 chromium=${CHROMIUM:-/usr/bin/chromium}
-for tool in promtool curl python3; do
-	if ! command -v "$tool" > /dev/null; then
-		echo "SKIP: no $tool"
-		exit 77
-	fi
-done
-if [ ! -x "$chromium" ]; then
-	echo "SKIP: no $chromium"
-	exit 77
-fi
+. "$(dirname "$0")/../../lib/require.sh"
+need_cmd promtool prometheus curl curl python3 python3 "$chromium" chromium
 . "$(dirname "$0")/../../lib/harness.sh"
 code() { # CURL ARGS...: prints the HTTP status code
 	curl -s -o /dev/null -w '%{http_code}' --max-time 10 "$@"

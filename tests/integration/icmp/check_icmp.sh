@@ -8,10 +8,9 @@
 # Usage: check_icmp.sh ICMP_CHECK_BINARY
 set -euo pipefail
 driver=$1
-if [ "$(id -u)" -ne 0 ]; then
-	echo "SKIP: icmp_netns needs root for network namespaces"
-	exit 77
-fi
+. "$(dirname "$0")/../../lib/require.sh"
+need_root "network namespaces for icmp_netns"
+need_cmd ip iproute2 nft nftables
 p=bmt-icmp-$$
 a=$p-a r=$p-r b=$p-b
 cleanup() {
@@ -57,8 +56,7 @@ ip netns exec "$r" sysctl -q -w net.ipv4.ip_forward=1 net.ipv6.conf.all.forwardi
 	net.ipv4.icmp_ratelimit=0 net.ipv6.icmp.ratelimit=0
 ip -n "$r" route add unreachable $route4/32
 ip -n "$r" -6 route add unreachable $route6/128
-have_nft=0
-if command -v nft > /dev/null && ip netns exec "$r" nft -f - <<- EOF; then
+if ! ip netns exec "$r" nft -f - <<- EOF; then
 	table ip bmt {
 		chain forward {
 			type filter hook forward priority 0;
@@ -66,9 +64,8 @@ if command -v nft > /dev/null && ip netns exec "$r" nft -f - <<- EOF; then
 		}
 	}
 	EOF
-	have_nft=1
-else
-	echo "note: nft unavailable, the full-rate IPv4 ICMP error check is skipped"
+	echo "FAIL icmp_netns: nft could not load the router's reject rule"
+	exit 1
 fi
 
 fail=0
@@ -89,9 +86,7 @@ each() {
 	run "IPv6 $method: server and gateway" path $s6 $r6c veth-r "$method"
 	run "IPv4 $method: unreachable route (rate-limited errors)" unreach $route4 "$method" 1
 	run "IPv6 $method: unreachable route" unreach $route6 "$method" 90
-	if [ $have_nft -eq 1 ]; then
-		run "IPv4 $method: firewall reject" unreach $nft4 "$method" 90
-	fi
+	run "IPv4 $method: firewall reject" unreach $nft4 "$method" 90
 }
 
 range=$(ip netns exec "$a" cat /proc/sys/net/ipv4/ping_group_range)

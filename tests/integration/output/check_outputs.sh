@@ -10,14 +10,10 @@ bindir=$(cd "$1" && pwd)
 schema=$(cd "$(dirname "$0")/../../../docs" && pwd)/report.schema.json
 py=/usr/bin/python3 # Debian's, with python3-jsonschema (not a pyenv shim)
 
-if [ "$(id -u)" -ne 0 ]; then
-	echo "SKIP: needs root for a private network namespace"
-	exit 77
-fi
-for tool in promtool jq; do
-	command -v $tool > /dev/null || { echo "SKIP: $tool is not installed"; exit 77; }
-done
-$py -c 'import jsonschema' 2> /dev/null || { echo "SKIP: $py has no jsonschema module"; exit 77; }
+. "$(dirname "$0")/../../lib/require.sh"
+need_root "a private network namespace"
+need_cmd promtool prometheus jq jq ip iproute2 ss iproute2
+need_py_module $py jsonschema python3-jsonschema
 
 ns=bmo$$
 port=4750

@@ -6,16 +6,12 @@
 # retransmissions both ways and passive RTT samples with a latency increase from the queue.
 # Before the load, 200 probe-format datagrams to an echo check that capture times of probes
 # sit within 1 ms of their socket times (pa_probe_wire). Keeps BINDIR/pcap_live.pcap.
-# Usage: check_pcap.sh BINDIR  (root; exit 77 = skipped)
+# Usage: check_pcap.sh BINDIR  (root; exit 77 = skipped when not root)
 set -uo pipefail
 bindir=$(cd "$1" && pwd) || exit 1
-if [ "$(id -u)" -ne 0 ]; then
-	echo "SKIP: pcap_live needs root for network namespaces and packet capture"
-	exit 77
-fi
-for tool in ip tc jq; do
-	command -v $tool > /dev/null || { echo "SKIP: $tool is not installed"; exit 77; }
-done
+. "$(dirname "$0")/../../lib/require.sh"
+need_root "network namespaces and packet capture for pcap_live"
+need_cmd ip iproute2 tc iproute2 jq jq
 a=bmt-pcap-$$-a b=bmt-pcap-$$-b
 srv=198.18.200.1 cli=198.18.200.2
 tmp=$(mktemp -d)
@@ -33,7 +29,7 @@ fail=0
 ok() { echo "ok   $*"; }
 bad() { echo "FAIL: $*"; fail=1; }
 
-ip netns add $a && ip netns add $b || { echo "SKIP: cannot create network namespaces"; exit 77; }
+ip netns add $a && ip netns add $b || { echo "FAIL: cannot create network namespaces as root"; exit 1; }
 ip -n $a link set lo up
 ip -n $b link set lo up
 ip -n $a link add va type veth peer name vb netns $b || exit 1

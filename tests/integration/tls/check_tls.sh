@@ -15,8 +15,8 @@ set -uo pipefail
 bindir=$1
 d=$bindir/bloatmeterd
 b=$bindir/bloatmeter
-command -v openssl > /dev/null || { echo "SKIP: no openssl"; exit 77; }
-command -v python3 > /dev/null || { echo "SKIP: no python3"; exit 77; }
+. "$(dirname "$0")/../../lib/require.sh"
+need_cmd openssl openssl python3 python3
 . "$(dirname "$0")/../../lib/harness.sh"
 
 # --- keys and certificates

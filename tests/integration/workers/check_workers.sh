@@ -11,12 +11,9 @@ set -uo pipefail
 bindir=$(cd "$1" && pwd)
 d=$bindir/bloatmeterd
 b=$bindir/bloatmeter
-for tool in curl promtool chrt; do
-	if ! command -v "$tool" > /dev/null; then
-		echo "SKIP: no $tool"
-		exit 77
-	fi
-done
+. "$(dirname "$0")/../../lib/require.sh"
+need_root "privileges dropped to nobody and SCHED_FIFO for the reflector"
+need_cmd curl curl promtool prometheus chrt util-linux
 . "$(dirname "$0")/../../lib/harness.sh"
 
 start() { # WORKERS [FLAGS...]: starts the daemon on free ports ($port, $hport), log in daemon.log
