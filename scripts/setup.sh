@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what bloatmeter needs on Debian 12 and builds it into build/ (warnings are errors).
 # With --test-tools it also installs what the test suite uses (benchmark peers, output
-# validators, clang for the fuzzers). Idempotent; run as root (apt-get).
+# validators, clang for the fuzzers). Idempotent. Installing needs root: as another user it runs
+# apt-get through sudo (scripts/as-root) and builds as that user, so build/ stays theirs.
 # Usage: scripts/setup.sh [--test-tools]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -31,9 +32,8 @@ for p in "${packages[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2> /dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 if [ ${#missing[@]} -gt 0 ]; then
-	export DEBIAN_FRONTEND=noninteractive
-	apt-get update -q
-	apt-get install -y -q "${missing[@]}"
+	scripts/as-root env DEBIAN_FRONTEND=noninteractive apt-get update -q
+	scripts/as-root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}"
 fi
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBM_WERROR=ON > /dev/null
 cmake --build build -j"$(nproc)"

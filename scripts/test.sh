@@ -2,9 +2,15 @@
 # Runs every test: builds (scripts/setup.sh), then the unit tests under ASan/UBSan, the libFuzzer
 # targets briefly, and ctest over the main build — unit, integration, packaging, hostile input
 # and the namespace lab scenarios. Not the benchmarks (scripts/bench.sh). Needs root
-# (namespaces, tc). Usage: scripts/test.sh
+# (namespaces, tc): run as another user, it re-runs itself through sudo (scripts/as-root) and
+# at the end gives the build trees back to that user. Usage: scripts/test.sh
 set -euo pipefail
+[ "$(id -u)" -eq 0 ] || exec "$(dirname "$0")/as-root" "$0" "$@"
 cd "$(dirname "$0")/.."
+if [ -n "${SUDO_UID:-}" ] && [ "$SUDO_UID" != 0 ]; then
+	trap 'chown -R "$SUDO_UID:$SUDO_GID" build build-asan build-fuzz 2> /dev/null || true' EXIT
+fi
+export PYTHONDONTWRITEBYTECODE=1 # no __pycache__ in the tree from the tests' Python
 scripts/setup.sh --test-tools
 
 echo "== ASan/UBSan build: unit tests, and the hostile-input and TLS tests against the sanitized daemon =="
