@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what bloatmeter needs on Debian 12 and builds it into build/ (warnings are errors).
 # With --test-tools it also installs what the test suite uses (benchmark peers, output
-# validators, clang for the fuzzers). Idempotent; run as root (apt-get).
+# validators, clang for the fuzzers). Idempotent. Installing needs root: as another user it runs
+# apt-get through sudo (scripts/as-root) and builds as that user, so build/ stays theirs.
 # Usage: scripts/setup.sh [--test-tools]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -18,8 +19,10 @@ if [ "${1:-}" = "--test-tools" ]; then
 		prometheus flent python3-matplotlib chromium python3-jsonschema  # output validators
 		clang libclang-rt-14-dev                    # libFuzzer targets
 		bind9-dnsutils                              # dig against the DNS responder
+		curl openssl                                # the HTTP listener; test certificates (TLS)
 		systemd                                     # systemd-analyze verify of the units
 		man-db                                      # man --warnings on the manual pages (groff)
+		devscripts                                  # hardening-check of both binaries
 	)
 elif [ $# -gt 0 ]; then
 	echo "usage: scripts/setup.sh [--test-tools]" >&2
@@ -30,9 +33,8 @@ for p in "${packages[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2> /dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 if [ ${#missing[@]} -gt 0 ]; then
-	export DEBIAN_FRONTEND=noninteractive
-	apt-get update -q
-	apt-get install -y -q "${missing[@]}"
+	scripts/as-root env DEBIAN_FRONTEND=noninteractive apt-get update -q
+	scripts/as-root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}"
 fi
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBM_WERROR=ON > /dev/null
 cmake --build build -j"$(nproc)"

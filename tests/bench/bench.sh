@@ -7,13 +7,9 @@
 set -euo pipefail
 bindir=$1
 secs=${2:-10}
-if [ "$(id -u)" -ne 0 ]; then
-	echo "SKIP: benchmarks need root for namespaces"
-	exit 77
-fi
-for tool in iperf3 irtt jq; do
-	command -v $tool > /dev/null || { echo "SKIP: $tool is not installed"; exit 77; }
-done
+. "$(dirname "$0")/../lib/require.sh"
+need_root "network namespaces for the benchmarks"
+need_cmd iperf3 iperf3 irtt irtt jq jq ip iproute2
 c=bmbc$$ s=bmbs$$
 tmp=$(mktemp -d)
 pids=()

@@ -22,13 +22,9 @@ counts=("$@")
 [ ${#counts[@]} -gt 0 ] || counts=(1 8 32 64)
 modes=${BM_CC_MODES:-probes full}
 flows=${BM_CC_FLOWS:-2}
-if [ "$(id -u)" -ne 0 ]; then
-	echo "SKIP: benchmarks need root for namespaces"
-	exit 77
-fi
-command -v jq > /dev/null || { echo "SKIP: jq is not installed"; exit 77; }
-has_irtt=0
-command -v irtt > /dev/null && has_irtt=1
+. "$(dirname "$0")/../lib/require.sh"
+need_root "network namespaces for the benchmarks"
+need_cmd jq jq irtt irtt ip iproute2
 
 c=bmqc$$ s=bmqs$$
 srv=198.18.10.2
@@ -93,7 +89,7 @@ run_row() {
 	ip netns exec $s "$bindir/bloatmeterd" "${dflags[@]}" -p $port --max-sessions $((maxn + 4)) \
 		--max-sessions-per-client $((maxn + 4)) -v > "$dlog" 2>&1 &
 	dpid=$!
-	if [ "$mode" = probes ] && [ $has_irtt = 1 ]; then
+	if [ "$mode" = probes ]; then
 		ip netns exec $s irtt server -b "$srv:2112" -i 0 > /dev/null 2>&1 &
 		ipid=$!
 	fi
@@ -200,7 +196,6 @@ for mode in $modes; do
 		run_row "$mode" "$n"
 	done
 done
-[ $has_irtt = 1 ] || echo "(irtt is not installed: no comparison rows)"
 cat << 'EOF'
 held: most sessions the daemon ran at once (its log). hold: the reflector's hold time, server
 send − server receive stamps in each reply (bloatmeterd: the kernel's receive timestamp, so the

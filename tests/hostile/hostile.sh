@@ -12,10 +12,9 @@
 # Usage: hostile.sh BINDIR
 set -euo pipefail
 bindir=$1
-if [ "$(id -u)" -ne 0 ]; then
-	echo "SKIP: needs root for a private network namespace"
-	exit 77
-fi
+. "$(dirname "$0")/../lib/require.sh"
+need_root "a private network namespace"
+need_cmd ip iproute2 jq jq python3 python3
 ns=bmh$$
 port=4750
 ip netns add "$ns"

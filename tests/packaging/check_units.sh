@@ -4,10 +4,8 @@
 #   check_units.sh SRCDIR BINDIR
 set -euo pipefail
 src=$1 bindir=$2
-if ! command -v systemd-analyze > /dev/null; then
-	echo "SKIP: systemd-analyze is not installed"
-	exit 77
-fi
+. "$(dirname "$0")/../lib/require.sh"
+need_cmd systemd-analyze systemd
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 for u in bloatmeterd.service bloatmeter-measure.service bloatmeter-measure.timer; do

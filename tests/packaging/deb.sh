@@ -11,10 +11,9 @@
 #   deb.sh BUILDDIR VERSION [CPACK]
 set -uo pipefail
 build=$1 version=$2 cpack=${3:-cpack}
-if ! command -v dpkg-deb > /dev/null; then
-	echo "SKIP: dpkg-deb is not installed"
-	exit 77
-fi
+. "$(dirname "$0")/../lib/require.sh"
+need_cmd dpkg-deb dpkg man man-db jq jq openssl openssl curl curl promtool prometheus \
+	setpriv util-linux
 . "$(dirname "$0")/../lib/harness.sh"
 chmod 755 "$work" # the extracted tree is read by a daemon that is not root
 
@@ -148,60 +147,54 @@ if [ "$(id -u)" = 0 ]; then
 	# The service as an ISP runs it, all from the package's tree: started as root, dropped to
 	# nobody, with pre-shared keys and TLS required (key files readable by root only, so
 	# they must be read before the drop), a rate limit and the HTTP listener.
-	if command -v openssl > /dev/null; then
-		svc=$work/svc
-		mkdir -p "$svc"
-		(
-			cd "$svc" || exit 1
-			openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.pem -days 2 \
-				-subj "/CN=bloatmeter deb test CA" 2> /dev/null &&
-				openssl req -newkey rsa:2048 -nodes -keyout srv.key -out srv.csr \
-					-subj "/CN=127.0.0.1" 2> /dev/null &&
-				printf 'subjectAltName=IP:127.0.0.1\n' > srv.ext &&
-				openssl x509 -req -in srv.csr -CA ca.pem -CAkey ca.key -CAcreateserial \
-					-out srv.pem -days 2 -extfile srv.ext 2> /dev/null
-		) || echo "     openssl could not make the certificates"
-		umask 077
-		echo "isp-test $(openssl rand -hex 32)" > "$svc/keys.psk"
-		cp "$svc/keys.psk" "$svc/client.psk"
-		umask 022
-		chmod 600 "$svc"/*.key
-		chmod 755 "$svc"
-		http=$((20000 + RANDOM % 40000))
-		if start --user nobody --psk-file "$svc/keys.psk" --tls-cert "$svc/srv.pem" \
-			--tls-key "$svc/srv.key" --tls-required yes --max-rate 20M --http-port "$http"; then
-			check "service: every thread runs as nobody" threads_as "$uid" "$gid"
-			check "service: a TLS + PSK client from the package completes a download" eval \
-				'"$b" -p "$port" --tls --ca "$svc/ca.pem" --psk-file "$svc/client.psk" \
-					--phases idle,download --idle 1 -t 3 --gap 0 -P 2 -J 127.0.0.1 \
-					> "$work/svc.json" 2> "$work/svc.err"'
-			down=$(jq '.phases[] | select(.name == "download") | .throughput_mbps.down' \
-				"$work/svc.json" 2> /dev/null)
-			echo "     download under max-rate 20M: ${down:-?} Mbit/s"
-			check "service: the download kept to max-rate (≤ 21 Mbit/s)" \
-				awk -v d="${down:-999}" 'BEGIN { exit !(d > 0 && d <= 21) }'
-			check "service: a plain client is refused with one sentence" eval \
-				'! "$b" -p "$port" --phases idle --idle 1 127.0.0.1 > /dev/null 2> "$work/plain.err" &&
-				 [ "$(wc -l < "$work/plain.err")" = 1 ]'
-			check "service: a wrong key is refused" eval \
-				'echo "isp-test $(openssl rand -hex 32)" > "$work/wrong.psk" && chmod 600 "$work/wrong.psk" &&
-				 ! "$b" -p "$port" --tls --ca "$svc/ca.pem" --psk-file "$work/wrong.psk" \
-					--phases idle --idle 1 127.0.0.1 > /dev/null 2>&1'
-			if command -v curl > /dev/null; then
-				check "service: /healthz answers" eval \
-					'[ "$(curl -s --max-time 5 "http://127.0.0.1:$http/healthz")" = ok ]'
-				curl -s --max-time 5 "http://127.0.0.1:$http/metrics" > "$work/metrics.txt"
-				check "service: /metrics counts the failed authentication" \
-					grep -Eq '^bloatmeterd_bad_packets_total\{reason="auth_failed"\} [1-9]' "$work/metrics.txt"
-				if command -v promtool > /dev/null; then
-					check "service: promtool accepts /metrics" eval \
-						'promtool check metrics < "$work/metrics.txt"'
-				fi
-			fi
-			check "service: SIGTERM: exit 0" stop
-		else
-			check "the service configuration starts from the package" false
-		fi
+	svc=$work/svc
+	mkdir -p "$svc"
+	(
+		cd "$svc" || exit 1
+		openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.pem -days 2 \
+			-subj "/CN=bloatmeter deb test CA" 2> /dev/null &&
+			openssl req -newkey rsa:2048 -nodes -keyout srv.key -out srv.csr \
+				-subj "/CN=127.0.0.1" 2> /dev/null &&
+			printf 'subjectAltName=IP:127.0.0.1\n' > srv.ext &&
+			openssl x509 -req -in srv.csr -CA ca.pem -CAkey ca.key -CAcreateserial \
+				-out srv.pem -days 2 -extfile srv.ext 2> /dev/null
+	) || echo "     openssl could not make the certificates"
+	umask 077
+	echo "isp-test $(openssl rand -hex 32)" > "$svc/keys.psk"
+	cp "$svc/keys.psk" "$svc/client.psk"
+	umask 022
+	chmod 600 "$svc"/*.key
+	chmod 755 "$svc"
+	http=$((20000 + RANDOM % 40000))
+	if start --user nobody --psk-file "$svc/keys.psk" --tls-cert "$svc/srv.pem" \
+		--tls-key "$svc/srv.key" --tls-required yes --max-rate 20M --http-port "$http"; then
+		check "service: every thread runs as nobody" threads_as "$uid" "$gid"
+		check "service: a TLS + PSK client from the package completes a download" eval \
+			'"$b" -p "$port" --tls --ca "$svc/ca.pem" --psk-file "$svc/client.psk" \
+				--phases idle,download --idle 1 -t 3 --gap 0 -P 2 -J 127.0.0.1 \
+				> "$work/svc.json" 2> "$work/svc.err"'
+		down=$(jq '.phases[] | select(.name == "download") | .throughput_mbps.down' \
+			"$work/svc.json" 2> /dev/null)
+		echo "     download under max-rate 20M: ${down:-?} Mbit/s"
+		check "service: the download kept to max-rate (≤ 21 Mbit/s)" \
+			awk -v d="${down:-999}" 'BEGIN { exit !(d > 0 && d <= 21) }'
+		check "service: a plain client is refused with one sentence" eval \
+			'! "$b" -p "$port" --phases idle --idle 1 127.0.0.1 > /dev/null 2> "$work/plain.err" &&
+			 [ "$(wc -l < "$work/plain.err")" = 1 ]'
+		check "service: a wrong key is refused" eval \
+			'echo "isp-test $(openssl rand -hex 32)" > "$work/wrong.psk" && chmod 600 "$work/wrong.psk" &&
+			 ! "$b" -p "$port" --tls --ca "$svc/ca.pem" --psk-file "$work/wrong.psk" \
+				--phases idle --idle 1 127.0.0.1 > /dev/null 2>&1'
+		check "service: /healthz answers" eval \
+			'[ "$(curl -s --max-time 5 "http://127.0.0.1:$http/healthz")" = ok ]'
+		curl -s --max-time 5 "http://127.0.0.1:$http/metrics" > "$work/metrics.txt"
+		check "service: /metrics counts the failed authentication" \
+			grep -Eq '^bloatmeterd_bad_packets_total\{reason="auth_failed"\} [1-9]' "$work/metrics.txt"
+		check "service: promtool accepts /metrics" eval \
+			'promtool check metrics < "$work/metrics.txt"'
+		check "service: SIGTERM: exit 0" stop
+	else
+		check "the service configuration starts from the package" false
 	fi
 
 	# Root without a user: the "bloatmeter" account or a refusal.
@@ -230,32 +223,30 @@ if [ "$(id -u)" = 0 ]; then
 	fi
 	# Not root but holding an ambient capability (as a unit with AmbientCapabilities would):
 	# it binds a port below 1024 with it, then holds no capability at all.
-	if command -v setpriv > /dev/null; then
-		for _ in 1 2 3 4 5; do
-			port=$((900 + RANDOM % 100)) # and DNS on the next one
-			setpriv --reuid="$uid" --regid="$gid" --clear-groups --inh-caps=+net_bind_service \
-				--ambient-caps=+net_bind_service \
-				"$d" -c "$conf" -b 127.0.0.1 -p "$port" -v > "$work/daemon.log" 2>&1 &
-			dpid=$!
-			for _ in $(seq 50); do
-				grep -q "listening on 127.0.0.1 port $port" "$work/daemon.log" && break 2
-				kill -0 "$dpid" 2> /dev/null || break
-				sleep 0.1
-			done
-			kill "$dpid" 2> /dev/null
-			wait "$dpid" 2> /dev/null
-			dpid=
+	for _ in 1 2 3 4 5; do
+		port=$((900 + RANDOM % 100)) # and DNS on the next one
+		setpriv --reuid="$uid" --regid="$gid" --clear-groups --inh-caps=+net_bind_service \
+			--ambient-caps=+net_bind_service \
+			"$d" -c "$conf" -b 127.0.0.1 -p "$port" -v > "$work/daemon.log" 2>&1 &
+		dpid=$!
+		for _ in $(seq 50); do
+			grep -q "listening on 127.0.0.1 port $port" "$work/daemon.log" && break 2
+			kill -0 "$dpid" 2> /dev/null || break
+			sleep 0.1
 		done
-		if [ -n "$dpid" ]; then
-			check "unprivileged with CAP_NET_BIND_SERVICE: bound port $port" true
-			check "then no capability (ambient and inheritable too)" eval \
-				'threads_as "$uid" "$gid" && grep -qx "CapAmb:	0000000000000000" /proc/"$dpid"/status &&
-				grep -qx "CapInh:	0000000000000000" /proc/"$dpid"/status'
-			check "SIGTERM: exit 0" stop
-		else
-			cat "$work/daemon.log"
-			check "unprivileged with CAP_NET_BIND_SERVICE: the daemon starts" false
-		fi
+		kill "$dpid" 2> /dev/null
+		wait "$dpid" 2> /dev/null
+		dpid=
+	done
+	if [ -n "$dpid" ]; then
+		check "unprivileged with CAP_NET_BIND_SERVICE: bound port $port" true
+		check "then no capability (ambient and inheritable too)" eval \
+			'threads_as "$uid" "$gid" && grep -qx "CapAmb:	0000000000000000" /proc/"$dpid"/status &&
+			grep -qx "CapInh:	0000000000000000" /proc/"$dpid"/status'
+		check "SIGTERM: exit 0" stop
+	else
+		cat "$work/daemon.log"
+		check "unprivileged with CAP_NET_BIND_SERVICE: the daemon starts" false
 	fi
 	# A user that is root is refused unless allowed.
 	"$d" -c "$conf" -b 127.0.0.1 -p 1 --user root > "$work/rootuser.log" 2>&1

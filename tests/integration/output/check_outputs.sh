@@ -1,0 +1,130 @@
+#!/usr/bin/env bash
+# Machine-readable outputs of real runs: the JSON report (--json) and the JSONL history (--log)
+# against docs/report.schema.json, and the Prometheus textfile (--prometheus) against promtool.
+# Also: the history grows by exactly one line per run, a line torn by a killed run does not
+# corrupt later lines, and four concurrent runs appending to one file leave only whole lines.
+# Runs the daemon and the clients in a private network namespace (root).
+# Usage: check_outputs.sh BINDIR
+set -uo pipefail
+bindir=$(cd "$1" && pwd)
+schema=$(cd "$(dirname "$0")/../../../docs" && pwd)/report.schema.json
+py=/usr/bin/python3 # Debian's, with python3-jsonschema (not a pyenv shim)
+
+. "$(dirname "$0")/../../lib/require.sh"
+need_root "a private network namespace"
+need_cmd promtool prometheus jq jq ip iproute2 ss iproute2
+need_py_module $py jsonschema python3-jsonschema
+
+ns=bmo$$
+port=4750
+tmp=$(mktemp -d /tmp/bm-output.XXXXXX)
+dpid=
+fail=0
+cleanup() {
+	[ -n "$dpid" ] && kill "$dpid" 2> /dev/null && wait "$dpid" 2> /dev/null
+	ip netns del "$ns" 2> /dev/null
+	if [ $fail -eq 0 ]; then rm -rf "$tmp"; else echo "files kept in $tmp"; fi
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+
+ip netns add "$ns" || exit 1
+ip -n "$ns" link set lo up || exit 1
+ip netns exec "$ns" "$bindir/bloatmeterd" --allow-root yes -p $port &
+dpid=$!
+for _ in $(seq 50); do # until the daemon listens (at most 5 s)
+	ip netns exec "$ns" ss -Hltn "sport = :$port" | grep -q . && break
+	sleep 0.1
+done
+
+run() { ip netns exec "$ns" "$bindir/bloatmeter" -q -p $port "$@" 127.0.0.1; }
+check() { # check DESCRIPTION SHELL-CONDITION
+	if eval "$2"; then echo "ok   $1"; else echo "FAIL $1"; fail=1; fi
+}
+# Validates one JSON file against the schema; prints the validator's complaints.
+valid() {
+	local out
+	out=$($py -m jsonschema -i "$1" "$schema" 2>&1) && [ -z "$out" ] && return 0
+	echo "$out" | head -20
+	return 1
+}
+# Every line of a JSONL file parses and validates on its own (from line $2 on, default 1).
+lines_valid() {
+	local file=$1 from=${2:-1} n=0 line
+	while IFS= read -r line; do
+		n=$((n + 1))
+		[ $n -lt "$from" ] && continue
+		printf '%s\n' "$line" > "$tmp/line.json"
+		jq -e 'type == "object"' "$tmp/line.json" > /dev/null 2>&1 ||
+			{ echo "line $n of $file is not a JSON object"; return 1; }
+		valid "$tmp/line.json" || { echo "line $n of $file fails the schema"; return 1; }
+	done < "$file"
+	[ $n -gt 0 ]
+}
+
+# 1. Two full runs: report, history, metrics.
+full() { run -t 2 --idle 2 --gap 1 -P 2 --json "$tmp/r.json" --log "$tmp/h.jsonl" \
+	--prometheus "$tmp/m.prom"; }
+check "run 1 (all four phases) succeeds" 'full'
+check "run 2 (all four phases) succeeds" 'full'
+
+check "the --json report validates against docs/report.schema.json" 'valid "$tmp/r.json"'
+four='["idle","download","upload","bidirectional"]'
+check "the --json report has all four phases and samples" \
+	'jq -e --argjson four "$four" "(.phases | map(.name)) == \$four and
+		(.samples.udp.data | length > 100)" "$tmp/r.json" > /dev/null'
+check "the history has exactly 2 lines" '[ "$(wc -l < "$tmp/h.jsonl")" -eq 2 ]'
+check "each history line parses and validates against the schema" 'lines_valid "$tmp/h.jsonl"'
+check "no history line carries samples" \
+	'[ "$(jq -c "has(\"samples\")" "$tmp/h.jsonl" | sort -u)" = false ]'
+check "history line 2 equals the --json report of run 2 minus samples" \
+	'[ "$(jq -S -c "del(.samples)" "$tmp/r.json")" = "$(sed -n 2p "$tmp/h.jsonl" | jq -S -c .)" ]'
+
+out=$(promtool check metrics < "$tmp/m.prom" 2>&1)
+prc=$?
+check "promtool check metrics exits 0 and prints nothing" '[ $prc -eq 0 ] && [ -z "$out" ]'
+[ -z "$out" ] || echo "$out" | sed 's/^/     promtool: /'
+for m in last_run_timestamp_seconds rtt_seconds latency_increase_seconds \
+	goodput_bytes_per_second probe_loss_ratio buffer_seconds buffer_bytes \
+	buffer_lower_bound run_warnings; do
+	check "metrics have bloatmeter_$m" \
+		'grep -q "^bloatmeter_$m{server=\"127.0.0.1:$port\"" "$tmp/m.prom"'
+done
+if jq -e '.clock_sync != null' "$tmp/r.json" > /dev/null; then
+	check "clock sync valid: metrics have queueing delay and sync error" \
+		'grep -q "^bloatmeter_queueing_delay_seconds{" "$tmp/m.prom" &&
+		 grep -q "^bloatmeter_clock_sync_error_seconds{" "$tmp/m.prom"'
+fi
+check "no metric value is NaN or Inf" '! grep -v "^#" "$tmp/m.prom" | grep -qiE " [+-]?(nan|inf)"'
+rtt=$(jq -r '.phases[0].rtt_ms.p50' "$tmp/r.json")
+want=$(awk -v v="$rtt" 'BEGIN { printf "%.6f", v / 1000 }')
+got=$(awk '/^bloatmeter_rtt_seconds\{.*phase="idle",stat="p50"/ { printf "%.6f", $2 }' "$tmp/m.prom")
+check "idle RTT p50 in metrics ($got s) = JSON ms / 1000 ($rtt ms)" '[ "$want" = "$got" ]'
+
+# 2. A run killed mid-write leaves a torn line; the next run must start on a fresh line.
+printf '{"version": "0.1' >> "$tmp/h.jsonl"
+check "a short run appends after a torn line" 'run --phases idle --idle 1 --log "$tmp/h.jsonl"'
+check "the file now has 4 lines and ends with a newline" \
+	'[ "$(wc -l < "$tmp/h.jsonl")" -eq 4 ] && [ -z "$(tail -c 1 "$tmp/h.jsonl")" ]'
+check "the torn fragment stays alone on line 3" \
+	'[ "$(sed -n 3p "$tmp/h.jsonl")" = "{\"version\": \"0.1" ]'
+check "lines 1-2 are intact" 'head -n 2 "$tmp/h.jsonl" | jq -e .phases > /dev/null'
+check "the new last line is complete JSON and validates" 'lines_valid "$tmp/h.jsonl" 4'
+
+# 3. Four runs at once appending to one file: every line whole.
+pids=()
+for i in 1 2 3 4; do
+	run --phases idle --idle 1 --log "$tmp/c.jsonl" &
+	pids+=($!)
+done
+crc=0
+for p in "${pids[@]}"; do wait "$p" || crc=1; done
+check "four concurrent runs succeed" '[ $crc -eq 0 ]'
+check "four concurrent runs leave exactly 4 lines" '[ "$(wc -l < "$tmp/c.jsonl")" -eq 4 ]'
+check "every concurrent line parses and validates" 'lines_valid "$tmp/c.jsonl"'
+
+if [ $fail -eq 0 ]; then
+	echo "PASS outputs: report and history lines valid against the schema, promtool clean,"
+	echo "     torn and concurrent appends leave whole lines"
+fi
+exit $fail
