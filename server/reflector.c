@@ -139,7 +139,7 @@ static void reflector_drain(void *arg)
 /* The first thing the thread does. */
 static void reflector_begin(void *arg)
 {
-	/* A name for top -H and /proc/PID/task/TID/comm (tests/workers checks its policy). */
+	/* A name for top -H and /proc/PID/task/TID/comm (tests/integration/workers checks its policy). */
 	(void)pthread_setname_np(pthread_self(), "bmd-reflector");
 	reflector_log_policy();
 }
