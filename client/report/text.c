@@ -94,26 +94,39 @@ static int unsaturated(const struct phase_result *ph)
 	return ph->kind != PHASE_IDLE && !ph->saturated;
 }
 
+/* A phase row's name (with "*" when it never saturated), its loss up/down and its latency
+ * increase ("-" for idle or unknown; unit appended when given). */
+struct row_cells {
+	char name[24], loss[40], inc[24];
+};
+
+static void row_cells(const struct phase_result *ph, const char *unit, struct row_cells *c)
+{
+	char lu[16], ld[16];
+
+	snprintf(c->name, sizeof(c->name), "%s%s", phase_name(ph->kind), unsaturated(ph) ? "*" : "");
+	snprintf(c->loss, sizeof(c->loss), "%s/%s", report_pct(ph->loss_up_pct, lu, sizeof(lu)),
+		 report_pct(ph->loss_down_pct, ld, sizeof(ld)));
+	if (ph->kind == PHASE_IDLE || !isfinite(ph->latency_increase_ms))
+		snprintf(c->inc, sizeof(c->inc), "-");
+	else
+		snprintf(c->inc, sizeof(c->inc), "%+.1f%s", ph->latency_increase_ms, unit);
+}
+
 static void text_phase_row(const struct phase_result *ph, FILE *out)
 {
 	const struct stats_summary *s = &ph->rtt_ms;
 	double none = NAN;
-	char name[24], dn[16], up[16], mn[16], p50[16], p90[16], p99[16], mx[16];
-	char lu[16], ld[16], loss[40], inc[24];
+	char dn[16], up[16], mn[16], p50[16], p90[16], p99[16], mx[16];
+	struct row_cells c;
 
-	snprintf(name, sizeof(name), "%s%s", phase_name(ph->kind), unsaturated(ph) ? "*" : "");
-	snprintf(loss, sizeof(loss), "%s/%s", report_pct(ph->loss_up_pct, lu, sizeof(lu)),
-		 report_pct(ph->loss_down_pct, ld, sizeof(ld)));
-	if (ph->kind == PHASE_IDLE || !isfinite(ph->latency_increase_ms))
-		snprintf(inc, sizeof(inc), "-");
-	else
-		snprintf(inc, sizeof(inc), "%+.1f ms", ph->latency_increase_ms);
-	fprintf(out, ROW_FMT, name, report_num(ph->down_mbps, 2, dn, sizeof(dn)),
+	row_cells(ph, " ms", &c);
+	fprintf(out, ROW_FMT, c.name, report_num(ph->down_mbps, 2, dn, sizeof(dn)),
 		report_num(ph->up_mbps, 2, up, sizeof(up)), report_num(s->n ? s->min : none, 2, mn, sizeof(mn)),
 		report_num(s->n ? s->p50 : none, 2, p50, sizeof(p50)),
 		report_num(s->n ? s->p90 : none, 2, p90, sizeof(p90)),
 		report_num(s->n ? s->p99 : none, 2, p99, sizeof(p99)),
-		report_num(s->n ? s->max : none, 2, mx, sizeof(mx)), loss, inc);
+		report_num(s->n ? s->max : none, 2, mx, sizeof(mx)), c.loss, c.inc);
 }
 
 static void text_phases(const struct test_result *r, FILE *out)
@@ -408,19 +421,14 @@ static void text_verdict(const struct test_result *r, FILE *out)
 static void text_compact_row(const struct phase_result *ph, FILE *out)
 {
 	const struct stats_summary *s = &ph->rtt_ms;
-	char name[24], dn[16], up[16], p50[16], p99[16], inc[24], lu[16], ld[16], loss[40];
+	char dn[16], up[16], p50[16], p99[16];
+	struct row_cells c;
 
-	snprintf(name, sizeof(name), "%s%s", phase_name(ph->kind), unsaturated(ph) ? "*" : "");
-	snprintf(loss, sizeof(loss), "%s/%s", report_pct(ph->loss_up_pct, lu, sizeof(lu)),
-		 report_pct(ph->loss_down_pct, ld, sizeof(ld)));
-	if (ph->kind == PHASE_IDLE || !isfinite(ph->latency_increase_ms))
-		snprintf(inc, sizeof(inc), "-");
-	else
-		snprintf(inc, sizeof(inc), "%+.1f", ph->latency_increase_ms);
-	fprintf(out, COMPACT_FMT, name, report_num(ph->down_mbps, 1, dn, sizeof(dn)),
+	row_cells(ph, "", &c);
+	fprintf(out, COMPACT_FMT, c.name, report_num(ph->down_mbps, 1, dn, sizeof(dn)),
 		report_num(ph->up_mbps, 1, up, sizeof(up)),
 		report_num(s->n ? s->p50 : NAN, 1, p50, sizeof(p50)),
-		report_num(s->n ? s->p99 : NAN, 1, p99, sizeof(p99)), inc, loss);
+		report_num(s->n ? s->p99 : NAN, 1, p99, sizeof(p99)), c.inc, c.loss);
 }
 
 static void text_compact_phases(const struct test_result *r, FILE *out)
