@@ -276,16 +276,47 @@ static int cli_output(const struct test_result *res)
 	return rc;
 }
 
+/* Exit codes (bloatmeter(1), EXIT STATUS). */
+enum {
+	EXIT_COMPLETE = 0,
+	EXIT_FAILURE_ = 1, /* nothing measured, or an output could not be written */
+	EXIT_USAGE = 2,
+	EXIT_PARTIAL = 3,  /* a failure mid-run: the outputs hold what was measured */
+	EXIT_BUSY = 4,     /* the server refused for now: retry later */
+};
+
+/* Runs the measurement and its analysis. EXIT_COMPLETE or EXIT_PARTIAL with res analysed,
+ * or EXIT_FAILURE_ / EXIT_BUSY with the reason in res->error after one logged sentence. */
 static int cli_measure(const struct client_config *cfg, struct test_result *res)
 {
 	char err[256];
+	int rc = measure_run(cfg, res, err, sizeof(err));
 
-	if (measure_run(cfg, res, err, sizeof(err)) < 0) {
+	if (rc < 0) {
 		log_error("%s", err);
-		return 1;
+		snprintf(res->error, sizeof(res->error), "%s", err);
+		return strncmp(err, "server busy", 11) == 0 ? EXIT_BUSY : EXIT_FAILURE_;
 	}
+	if (rc > 0)
+		log_error("%s; the results measured until then are saved as partial", err);
 	analysis_run(res);
-	return 0;
+	return rc > 0 ? EXIT_PARTIAL : EXIT_COMPLETE;
+}
+
+/* Nothing was measured: -J, --json and --log still get a document that says so, as iperf3's
+ * {"error": ...}, so a script or a timer's history sees the failure. */
+static int cli_output_failed(const struct test_result *res)
+{
+	const struct client_config *cfg = &res->cfg;
+	int rc = 0;
+
+	if (cfg->json_file && report_json_failed_write(res, cfg->json_file) < 0)
+		rc = 1;
+	if (cfg->log_file && history_append_failed(res, cfg->log_file) < 0)
+		rc = 1;
+	if (cfg->json_stdout && report_json_failed_write(res, "-") < 0)
+		rc = 1;
+	return rc;
 }
 
 static int cli_lab(struct client_config *cfg, const struct lab_config *lcfg, struct test_result *res)
@@ -394,8 +425,12 @@ int cli_main(int argc, char **argv)
 		if (rc == 0)
 			rc = cli_measure(&cfg, &res);
 	}
-	if (rc == 0)
-		rc = cli_output(&res);
+	if (rc == EXIT_COMPLETE || rc == EXIT_PARTIAL) {
+		if (cli_output(&res) != 0)
+			rc = EXIT_FAILURE_;
+	} else if (cli_output_failed(&res) != 0) {
+		rc = EXIT_FAILURE_;
+	}
 	result_free(&res);
 	free(fleet);
 	return rc;

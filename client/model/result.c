@@ -90,3 +90,16 @@ int64_t result_window_start(const struct phase_result *ph)
 		return ph->steady_start_ns;
 	return ph->start_ns + (ph->end_ns - ph->start_ns) / 2;
 }
+
+void result_abort(struct test_result *r, int k, int64_t now_ns, const char *why)
+{
+	r->partial = 1;
+	r->aborted_phase = k;
+	r->aborted_ns = now_ns;
+	snprintf(r->error, sizeof(r->error), "%s", why);
+}
+
+const char *result_status(const struct test_result *r)
+{
+	return r->partial ? "partial" : "complete";
+}

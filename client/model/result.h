@@ -254,6 +254,14 @@ struct test_result {
 	uint64_t server_max_rate_bps;  /* the server's bulk rate cap per direction (welcome);
 					* 0 = none */
 	struct tls_load_report tls_load; /* --tls-load (client/run/load.c) */
+
+	/* How the run ended: complete, or partial after a failure mid-run (the server died, the
+	 * path went dark, an interrupt): what was measured up to then is kept and reported, the
+	 * phase that was running closed at the failure. */
+	int partial;
+	char error[256];               /* one sentence: why the run stopped ("" when complete) */
+	int aborted_phase;             /* enum phase_kind running at the failure, -1: a gap */
+	int64_t aborted_ns;            /* when (client clock) */
 };
 
 void result_init(struct test_result *r, const struct client_config *cfg);
@@ -272,6 +280,10 @@ const struct probe_series *result_find_series(const struct test_result *r, const
  * (its second half if never saturated), the whole idle phase. */
 int64_t result_window_start(const struct phase_result *ph);
 
+/* Marks r partial: the run stopped at now_ns for why, during phase k (-1: between phases). */
+void result_abort(struct test_result *r, int k, int64_t now_ns, const char *why);
+/* "complete" or "partial". */
+const char *result_status(const struct test_result *r);
 /* Adds a one-sentence warning shown in text and JSON output. */
 void result_warn(struct test_result *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

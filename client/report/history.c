@@ -22,10 +22,9 @@ struct history_line {
 	size_t len; /* including both newlines */
 };
 
-/* The report without its per-probe samples, compact. 0, or -1 when out of memory. */
-static int history_line_build(const struct test_result *r, struct history_line *l)
+/* o (consumed) without its per-probe samples, compact. 0, or -1 when out of memory. */
+static int history_line_build(json_object *o, struct history_line *l)
 {
-	json_object *o = report_json(r);
 	const char *s;
 	size_t n = 0;
 
@@ -86,14 +85,27 @@ static int history_torn(int fd, off_t size, int *torn)
 	return 0;
 }
 
+static int history_append_json(json_object *o, const char *path);
+
 int history_append(const struct test_result *r, const char *path)
+{
+	return history_append_json(report_json(r), path);
+}
+
+int history_append_failed(const struct test_result *r, const char *path)
+{
+	return history_append_json(report_json_failed(r), path);
+}
+
+/* Appends o (consumed) as one line. */
+static int history_append_json(json_object *o, const char *path)
 {
 	struct history_line l;
 	struct stat st;
 	const char *what;
 	int fd, readable, regular, torn = 0;
 
-	if (history_line_build(r, &l) < 0) {
+	if (history_line_build(o, &l) < 0) {
 		log_error("cannot build the history line for %s: out of memory", path);
 		return -1;
 	}

@@ -513,6 +513,40 @@ static json_object *json_server_selection(struct jb *b, const struct fleet *f)
 	return o;
 }
 
+/* The run's end: status, error and, when partial, where it stopped. */
+static void json_status(struct jb *b, json_object *o, const struct test_result *r)
+{
+	json_object *ab = NULL;
+
+	jb_add(b, o, "status", jb_str(b, result_status(r)));
+	jb_add(b, o, "error", r->error[0] ? jb_str(b, r->error) : NULL);
+	if (r->partial) {
+		ab = jb_obj(b);
+		jb_add(b, ab, "phase", r->aborted_phase >= 0
+				       ? jb_str(b, phase_name((enum phase_kind)r->aborted_phase)) : NULL);
+		jb_add(b, ab, "at_s", jb_num(b, rel_s(r, r->aborted_ns), DEC_S));
+	}
+	jb_add(b, o, "aborted", ab);
+}
+
+json_object *report_json_failed(const struct test_result *r)
+{
+	struct jb b = { 0 };
+	json_object *o = jb_obj(&b);
+
+	jb_add(&b, o, "version", jb_str(&b, BM_VERSION));
+	jb_add(&b, o, "schema_version", jb_int(&b, REPORT_SCHEMA_VERSION));
+	jb_add(&b, o, "status", jb_str(&b, "failed"));
+	jb_add(&b, o, "error", jb_str(&b, r->error[0] ? r->error : "failed"));
+	jb_add(&b, o, "server", jb_str(&b, r->cfg.server ? r->cfg.server : ""));
+	jb_add(&b, o, "config", json_config(&b, r));
+	if (b.failed) {
+		json_object_put(o);
+		return NULL;
+	}
+	return o;
+}
+
 json_object *report_json(const struct test_result *r)
 {
 	struct jb b = { 0 };
@@ -521,6 +555,7 @@ json_object *report_json(const struct test_result *r)
 	jb_add(&b, o, "version", jb_str(&b, BM_VERSION));
 	jb_add(&b, o, "schema_version", jb_int(&b, REPORT_SCHEMA_VERSION));
 	jb_add(&b, o, "server", jb_str(&b, r->server_addr));
+	json_status(&b, o, r);
 	if (r->fleet)
 		jb_add(&b, o, "server_selection", json_server_selection(&b, r->fleet));
 	jb_add(&b, o, "server_version", jb_str(&b, r->server_version));
@@ -582,9 +617,9 @@ static int write_file(const char *path, const char *s, size_t len)
 	return rc;
 }
 
-int report_json_write(const struct test_result *r, const char *path)
+/* Serialises o (consumed) to path ("-": stdout), atomically for a file. */
+static int json_put(json_object *o, const char *path)
 {
-	json_object *o = report_json(r);
 	const char *s;
 	size_t len = 0;
 	int rc;
@@ -603,4 +638,14 @@ int report_json_write(const struct test_result *r, const char *path)
 	rc = strcmp(path, "-") == 0 ? write_stdout(s, len) : write_file(path, s, len);
 	json_object_put(o);
 	return rc;
+}
+
+int report_json_write(const struct test_result *r, const char *path)
+{
+	return json_put(report_json(r), path);
+}
+
+int report_json_failed_write(const struct test_result *r, const char *path)
+{
+	return json_put(report_json_failed(r), path);
 }

@@ -18,4 +18,9 @@ json_object *report_json(const struct test_result *r);
  * Returns 0, or -1 after logging one error. */
 int report_json_write(const struct test_result *r, const char *path);
 
+/* A run that measured nothing (unreachable, refused, busy): version, status "failed", error
+ * (r->error), server and config, so a script reading -J or a history sees why. */
+json_object *report_json_failed(const struct test_result *r);
+int report_json_failed_write(const struct test_result *r, const char *path);
+
 #endif

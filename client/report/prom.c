@@ -321,6 +321,10 @@ int prom_write(const struct test_result *r, const char *path)
 	prom_family(&p, "bloatmeter_run_warnings",
 		    "Warnings the run reported (their text is in the JSON report).");
 	prom_sample(&p, "", r->nwarnings, DEC_INT);
+	prom_family(&p, "bloatmeter_run_partial",
+		    "1 if the run stopped early (its error is in the JSON report): the figures cover "
+		    "what ran until then.");
+	prom_sample(&p, "", r->partial, DEC_INT);
 	failed = ferror(p.f);
 	if (fclose(p.f) != 0 || failed || buf == NULL) {
 		log_error("cannot build the Prometheus file %s: out of memory", path);

@@ -391,15 +391,16 @@ static void text_details(const struct test_result *r, FILE *out)
 static void text_fleet(const struct test_result *r, FILE *out)
 {
 	const struct fleet *f = r->fleet;
-	char name[FLEET_HOST_MAX + 16], clean[sizeof(name)], ms[24];
+	char name[FLEET_HOST_MAX + 16], clean[sizeof(name)], ms[24], line[sizeof(name) + 80];
 
 	if (f == NULL || f->chosen < 0)
 		return;
 	fleet_entry_str(&f->cand[f->chosen], name, sizeof(name));
-	fprintf(out, "server: %s (lowest idle RTT %s ms of %d candidate%s)\n",
-		report_clean(name, clean, sizeof(clean)),
-		report_num(f->cand[f->chosen].median_ms, 2, ms, sizeof(ms)), f->n,
-		f->n == 1 ? "" : "s");
+	snprintf(line, sizeof(line), "%s (lowest idle RTT %s ms of %d candidate%s)",
+		 report_clean(name, clean, sizeof(clean)),
+		 report_num(f->cand[f->chosen].median_ms, 2, ms, sizeof(ms)), f->n,
+		 f->n == 1 ? "" : "s");
+	report_wrap(out, "server: ", line, 2, TEXT_WIDTH);
 }
 
 /* The verdict: a label column, then each value wrapped at TEXT_WIDTH. */
@@ -477,7 +478,6 @@ static void text_detail(const struct test_result *r, FILE *out)
 {
 	fputc('\n', out);
 	text_header(r, out);
-	text_fleet(r, out);
 	text_cc_errors(r, out);
 	fputc('\n', out);
 	text_phases(r, out);
@@ -499,6 +499,7 @@ void report_text(const struct test_result *r, FILE *out)
 	text_verdict(r, out);
 	fputc('\n', out);
 	text_compact_phases(r, out);
+	text_fleet(r, out); /* which of several servers was measured, and why */
 	if (r->lab) {
 		fputc('\n', out);
 		text_lab_compact(r, out);

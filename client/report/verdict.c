@@ -126,11 +126,25 @@ static void verdict_advice(const struct test_result *r, struct verdict *v)
 		    report_num(r->shaper_up_mbps, 1, u, sizeof(u)));
 }
 
+/* A run that stopped early says so first: why, and where. */
+static void verdict_stopped(const struct test_result *r, struct verdict *v)
+{
+	char where[64] = "between phases";
+
+	if (r->aborted_phase >= 0)
+		snprintf(where, sizeof(where), "in the %s phase",
+			 phase_name((enum phase_kind)r->aborted_phase));
+	verdict_add(v, "Stopped", "%s, %s, %.1f s in: the figures cover what ran until then",
+		    r->error, where, (double)(r->aborted_ns - r->t0_ns) / 1e9);
+}
+
 void verdict_build(const struct test_result *r, struct verdict *v)
 {
 	memset(v, 0, sizeof(*v));
 	v->grade = r->grade_overall;
 	v->bloated = v->grade != NULL && strcmp(v->grade, "A+") != 0 && strcmp(v->grade, "A") != 0;
+	if (r->partial)
+		verdict_stopped(r, v);
 	verdict_headline(r, v);
 	verdict_direction(r, v, PHASE_DOWNLOAD);
 	verdict_direction(r, v, PHASE_UPLOAD);

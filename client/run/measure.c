@@ -807,6 +807,20 @@ static int test_setup_load(struct test *t, char *err, size_t errlen)
 	return 0;
 }
 
+/* The run failed after its schedule started: close the phase that was running at the failure
+ * so what it measured counts, and mark the result partial. */
+static void test_abort(struct test *t)
+{
+	int64_t now = clock_mono_ns();
+	int running = t->cur < t->nsteps ? t->steps[t->cur].kind : -1;
+
+	if (t->finishing)
+		running = -1; /* the schedule had ended: only the bye was missing */
+	else if (running >= 0)
+		test_end_step(t, now);
+	result_abort(t->res, running, now, t->err);
+}
+
 int measure_run(const struct client_config *cfg, struct test_result *res, char *err, size_t errlen)
 {
 	struct test t;
@@ -848,6 +862,8 @@ int measure_run(const struct client_config *cfg, struct test_result *res, char *
 		test_fail(&t, "event loop failure");
 	if (t.failed) {
 		snprintf(err, errlen, "%s", t.err);
+		test_abort(&t);
+		rc = 1;
 		goto out;
 	}
 	rc = 0;

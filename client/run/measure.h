@@ -9,8 +9,10 @@
 #include "client/model/config.h"
 #include "client/model/result.h"
 
-/* Runs the whole test against cfg->server. res must be result_init'ed. Returns 0, or -1
- * with one sentence in err (unreachable, refused, lost connection, interrupted). */
+/* Runs the whole test against cfg->server. res must be result_init'ed. Returns 0 when it
+ * completed; 1 when it failed after the schedule started (lost connection, interrupted, no
+ * load flow): res holds what was measured, marked partial (result_abort), err says why; -1
+ * when nothing was measured (unreachable, refused, busy), with one sentence in err. */
 int measure_run(const struct client_config *cfg, struct test_result *res, char *err, size_t errlen);
 
 #endif

@@ -201,7 +201,7 @@ sys.exit(0 if ok else 1)
 EOF
 check "... goodput > 0 both ways, tls_load in the report (kernel TLS only if the kernel has it)" \
 	python3 tlsload_check.py tlsload.json "$ktls_kernel"
-"$b" -p "$port_t" --phases download -t 2 --idle 1 --tls-load --insecure 127.0.0.1 \
+"$b" -p "$port_t" --phases download -t 2 --idle 1 --tls-load --insecure -v 127.0.0.1 \
 	> tlsload.txt 2> tlsload-text.err
 check "... the text report says so in one line" eval \
 	'[ $? = 0 ] && [ "$(grep -c "^load over TLS: TLSv1" tlsload.txt)" = 1 ]'
