@@ -29,10 +29,12 @@
 #include "common/log.h"
 #include "common/util.h"
 
+/* Bad usage: one sentence and where to look, not the whole usage, which would scroll the
+ * sentence away (as GNU tools do). */
 static _Noreturn void cli_bad(const char *what, const char *arg)
 {
-	fprintf(stderr, "bloatmeter: %s%s%s\n", what, arg ? ": " : "", arg ? arg : "");
-	options_usage(stderr);
+	fprintf(stderr, "bloatmeter: %s%s%s\nTry 'bloatmeter --help'.\n", what, arg ? ": " : "",
+		arg ? arg : "");
 	exit(2);
 }
 
@@ -79,6 +81,14 @@ static void cli_option(enum client_opt opt, const char *arg, struct client_confi
 		break;
 	case CLIOPT_GAP:
 		cfg->gap_s = cli_double(arg, 0, 60, "invalid gap length (0-60 s)");
+		break;
+	case CLIOPT_QUICK:
+		/* The shortest run that still reaches the steady window (7 × 250 ms after a
+		 * second of ramp) in both directions: 1 + 4 + 0.5 + 4 + 0.5 = 10 s of schedule. */
+		cfg->idle_s = 1;
+		cfg->duration_s = 4;
+		cfg->gap_s = 0.5;
+		(void)config_parse_phases(cfg, "idle,download,upload");
 		break;
 	case CLIOPT_PROBE_SIZE:
 		cfg->probe_size = (int)cli_long(arg, 64, 1400, "invalid probe size (64-1400 bytes)");

@@ -380,8 +380,15 @@ void fleet_unreachable_sentence(const struct fleet *f, char *buf, size_t len)
 {
 	size_t o;
 
-	o = (size_t)snprintf(buf, len, "none of the %d server%s could be reached:", f->n,
-			     f->n == 1 ? "" : "s");
+	if (f->n == 1) {
+		char name[FLEET_HOST_MAX + 16];
+
+		fleet_entry_str(&f->cand[0], name, sizeof(name));
+		snprintf(buf, len, "the server %s could not be reached (%s)", name,
+			 f->cand[0].error[0] ? f->cand[0].error : "unreachable");
+		return;
+	}
+	o = (size_t)snprintf(buf, len, "none of the %d servers could be reached:", f->n);
 	for (int i = 0; i < f->n && o < len; i++) {
 		char name[FLEET_HOST_MAX + 16];
 

@@ -106,3 +106,8 @@ void report_wrap(FILE *out, const char *prefix, const char *text, int indent, in
 	}
 	fputc('\n', out);
 }
+
+double report_nz(double v, int dec)
+{
+	return fabs(v) < 0.5 * pow(10, -dec) ? 0.0 : v;
+}

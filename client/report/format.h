@@ -11,6 +11,8 @@
 const char *report_num(double v, int dec, char *buf, size_t len);
 const char *report_pct(double v, char *buf, size_t len);
 const char *report_clean(const char *s, char *out, size_t len);
+/* v, or 0 where it would print as a negative zero with dec decimals ("-0.0" reads as a sign). */
+double report_nz(double v, int dec);
 /* Bytes with an SI unit and about three significant digits ("244 kB"); "? bytes" for NAN. */
 const char *report_bytes(double b, char *buf, size_t len);
 /* Columns s takes on a terminal: UTF-8 characters, not bytes ("≥" is one). */

@@ -10,6 +10,7 @@
 
 #include "client/analysis/analysis.h"
 #include "client/analysis/clocksync.h"
+#include "client/report/format.h"
 #include "client/report/svg.h"
 #include "client/report/verdict.h"
 #include "client/report/wording.h"
@@ -134,12 +135,6 @@ static void page_header(struct svg_buf *b, const struct test_result *r)
 	svg_puts(b, "</table>\n");
 }
 
-/* v without a negative zero once rounded to dec decimals ("-0.0" reads like a sign). */
-static double nz(double v, int dec)
-{
-	return fabs(v) < 0.5 * pow(10, -dec) ? 0.0 : v;
-}
-
 static int unsaturated(const struct phase_result *ph)
 {
 	return ph->kind != PHASE_IDLE && !ph->saturated;
@@ -165,7 +160,7 @@ static void phase_row(struct svg_buf *b, const struct phase_result *ph)
 	if (idle || !isfinite(ph->latency_increase_ms))
 		svg_puts(b, "<td>-</td>");
 	else
-		svg_printf(b, "<td>%+.1f</td>", nz(ph->latency_increase_ms, 1));
+		svg_printf(b, "<td>%+.1f</td>", report_nz(ph->latency_increase_ms, 1));
 	svg_printf(b, "<td>%s</td></tr>\n", ph->grade ? ph->grade : "-");
 }
 
@@ -239,7 +234,7 @@ static void buffer_row(struct svg_buf *b, const struct test_result *r, const cha
 		svg_printf(b, "<td>%s%.0f</td>", e->lower_bound ? "≥ " : "", e->bytes);
 	else
 		svg_puts(b, "<td>-</td>");
-	svg_printf(b, "<td>%.1f / %.1f</td><td>%zu</td>", nz(e->q_p50_ms, 1), nz(e->q_p99_ms, 1),
+	svg_printf(b, "<td>%.1f / %.1f</td><td>%zu</td>", report_nz(e->q_p50_ms, 1), report_nz(e->q_p99_ms, 1),
 		   e->samples);
 	if (ref > 0)
 		svg_printf(b, "<td class=\"l\">[%d]</td>", ref);
@@ -333,7 +328,7 @@ static void lab_row(struct svg_buf *b, const char *dir, uint64_t rate_bps, doubl
 		svg_puts(b, "<td>-</td>");
 	svg_td_num(b, e->valid ? e->bytes : NAN, 0);
 	if (e->valid && buf_ms > 0)
-		svg_printf(b, "<td>%+.1f</td></tr>\n", nz((e->ms - buf_ms) / buf_ms * 100.0, 1));
+		svg_printf(b, "<td>%+.1f</td></tr>\n", report_nz((e->ms - buf_ms) / buf_ms * 100.0, 1));
 	else
 		svg_puts(b, "<td>-</td></tr>\n");
 }

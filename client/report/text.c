@@ -110,7 +110,7 @@ static void row_cells(const struct phase_result *ph, const char *unit, struct ro
 	if (ph->kind == PHASE_IDLE || !isfinite(ph->latency_increase_ms))
 		snprintf(c->inc, sizeof(c->inc), "-");
 	else
-		snprintf(c->inc, sizeof(c->inc), "%+.1f%s", ph->latency_increase_ms, unit);
+		snprintf(c->inc, sizeof(c->inc), "%+.1f%s", report_nz(ph->latency_increase_ms, 1), unit);
 }
 
 static void text_phase_row(const struct phase_result *ph, FILE *out)

@@ -41,7 +41,7 @@ static void buffer_phrase(const struct buffer_estimate *b, char *buf, size_t len
 static void increase_phrase(const struct phase_result *ph, char *buf, size_t len)
 {
 	if (isfinite(ph->latency_increase_ms))
-		snprintf(buf, len, "%+.1f ms latency", ph->latency_increase_ms);
+		snprintf(buf, len, "%+.1f ms latency", report_nz(ph->latency_increase_ms, 1));
 	else
 		snprintf(buf, len, "latency not measured");
 }

@@ -75,6 +75,7 @@ struct test {
 	int64_t *up_srv_t;         /* server clock of each upload sample */
 	int cc_noted;
 	int progress;                     /* live line on a terminal */
+	int progress_lines;               /* piped: one line per phase instead */
 	int64_t prog_t;                   /* last progress line: time and byte counts */
 	uint64_t prog_down, prog_up;
 	int64_t prog_up_t;
@@ -315,6 +316,8 @@ static void test_auto_ramp(struct test *t, int64_t now)
 static void test_finish(struct test *t);
 
 /* Starts step t->cur: records a phase and opens its load flows. */
+static double test_total_s(const struct test *t);
+
 static void test_begin_step(struct test *t, int64_t now)
 {
 	struct step *s = &t->steps[t->cur];
@@ -340,6 +343,10 @@ static void test_begin_step(struct test *t, int64_t now)
 	ph->cpu_server_start_ns = t->srv_cpu_ns;
 	ph->cpu_server_t0_ns = t->srv_t_ns;
 	ph->rwnd_limited_down = ph->sndbuf_limited_down = NAN;
+	if (t->progress_lines)
+		fprintf(stderr, "bloatmeter: %s phase, %.0f s (at %.0f of %.0f s)\n",
+			phase_name(ph->kind), (double)s->len_ns / NS_PER_SEC,
+			(double)(now - t->res->t0_ns) / NS_PER_SEC, test_total_s(t));
 	ndown = (s->kind == PHASE_DOWNLOAD || s->kind == PHASE_BIDIR) ? t->cfg->flows : 0;
 	nup = (s->kind == PHASE_UPLOAD || s->kind == PHASE_BIDIR) ? t->cfg->flows : 0;
 	if (ndown + nup == 0)
@@ -357,7 +364,8 @@ static void test_begin_step(struct test *t, int64_t now)
 		log_info("%s phase: %d flows", phase_name(ph->kind), ndown + nup);
 }
 
-/* Once a second on a terminal: phase, goodput each way over the last second, latest RTT. */
+/* Once a second on a terminal: elapsed and total time, phase, goodput each way over the last
+ * second, latest RTT. */
 static void test_progress(struct test *t, int64_t now)
 {
 	const struct test_result *r = t->res;
@@ -372,9 +380,10 @@ static void test_progress(struct test *t, int64_t now)
 	dmbps = t->prog_t ? (double)(down - t->prog_down) * 8e3 / (double)(now - t->prog_t) : 0;
 	umbps = t->prog_up_t && up_t > t->prog_up_t
 			? (double)(up - t->prog_up) * 8e3 / (double)(up_t - t->prog_up_t) : 0;
-	fprintf(stderr, "\r%6.1f s  %-13s  down %8.2f Mbit/s  up %8.2f Mbit/s  RTT %8.2f ms \033[K",
-		(double)(now - r->t0_ns) / NS_PER_SEC, s->kind < 0 ? "drain" : phase_name(s->kind),
-		dmbps, umbps, ns_to_ms(udp_probe_last_rtt(t->probe)));
+	fprintf(stderr, "\r%5.0f/%.0f s  %-13s  down %8.2f Mbit/s  up %8.2f Mbit/s  RTT %7.1f ms\033[K",
+		(double)(now - r->t0_ns) / NS_PER_SEC, test_total_s(t),
+		s->kind < 0 ? "drain" : phase_name(s->kind), dmbps, umbps,
+		ns_to_ms(udp_probe_last_rtt(t->probe)));
 	t->prog_t = now;
 	t->prog_down = down;
 	t->prog_up = up;
@@ -832,6 +841,7 @@ int measure_run(const struct client_config *cfg, struct test_result *res, char *
 	t.cfg = cfg;
 	t.res = res;
 	t.progress = !cfg->quiet && isatty(STDERR_FILENO);
+	t.progress_lines = !cfg->quiet && !t.progress;
 	t.srv_cpu_ns = -1;
 	test_build_schedule(&t);
 	if (ec)
@@ -843,6 +853,9 @@ int measure_run(const struct client_config *cfg, struct test_result *res, char *
 		snprintf(err, errlen, "cannot create the event loop");
 		return -1;
 	}
+	if (t.progress || t.progress_lines)
+		fprintf(stderr, "bloatmeter: connecting to %s%s", cfg->server,
+			t.progress ? "…\r" : "\n");
 	if (test_connect(&t, err, errlen) < 0 || test_start_probe(&t, err, errlen) < 0)
 		goto out;
 	t.aux = probeset_start(cfg, &t.sa, t.salen, &t.welcome, res, err, errlen);

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Command-line behaviour: bad flags give one sentence, usage and exit 2; an unreachable,
+# Command-line behaviour: bad flags give one sentence, "Try 'bloatmeter --help'." and exit 2;
+# an unreachable,
 # refusing or silent server gives one clear error and exit 1 within a bounded time.
 # Runs in a private network namespace when root (its own loopback), else on the host loopback
 # with a refused port only. Usage: cli.sh BINDIR
@@ -16,10 +17,10 @@ run() { # run EXPECTED_RC MAX_SECONDS NEEDLE CMD...
 	t1=$(date +%s.%N)
 	if [ "$rc" -ne "$want" ] || ! grep -q -- "$needle" <<< "$out" ||
 		awk -v a="$t0" -v b="$t1" -v m="$max" 'BEGIN { exit !(b - a > m) }'; then
-		echo "FAIL: $* → rc $rc (want $want), stderr: $(head -1 <<< "$out")"
+		echo "FAIL: $* → rc $rc (want $want), stderr: $(tail -1 <<< "$out")"
 		fail=1
 	else
-		echo "ok   $* → rc $rc: $(head -1 <<< "$out")"
+		echo "ok   $* → rc $rc: $(tail -1 <<< "$out")"
 	fi
 }
 b=$bindir/bloatmeter d=$bindir/bloatmeterd
@@ -33,6 +34,14 @@ run 2 2 "invalid port" $d -p 70000
 run 2 2 "unexpected argument" $d extra
 run 0 2 "" $b -V
 run 0 2 "" $d -V
+# Exactly the sentence and the pointer to --help: the usage would scroll the sentence away.
+out=$($b --bogus 127.0.0.1 2>&1)
+if [ "$(printf '%s\n' "$out" | wc -l)" = 2 ] && [ "$(printf '%s\n' "$out" | tail -1)" = "Try 'bloatmeter --help'." ]; then
+	echo "ok   a bad flag: one sentence and Try 'bloatmeter --help'."
+else
+	echo "FAIL: a bad flag printed: $out"
+	fail=1
+fi
 if [ "$(id -u)" -eq 0 ]; then
 	ns=bmcli$$
 	ip netns add $ns
@@ -42,6 +51,9 @@ if [ "$(id -u)" -eq 0 ]; then
 	run 1 3 "cannot connect" $x $b -p 4999 127.0.0.1
 	run 1 3 "Network is unreachable" $x $b 198.18.200.1
 	run 1 3 "cannot resolve" $x $b no-such-host.invalid
+	# No route anywhere: every attempt of the server race fails inside connect(); the race
+	# must end at once (it used to wait in poll forever).
+	run 1 5 "the server 198.18.200.1:4750 could not be reached" $x timeout 10 $b --servers 198.18.200.1
 	$x "$bindir/hostile" --silent 4998 10 &
 	sleep 0.3
 	run 1 8 "no answer from the server: timed out" $x $b -p 4998 127.0.0.1
