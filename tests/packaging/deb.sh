@@ -60,13 +60,17 @@ for d in adduser libc6 libevent-core libjson-c libssl libpcap; do
 	check "Depends names $d" grep -q -- "$d" <<< "$deps"
 done
 dpkg-deb -e "$deb" "$work/control"
-check "conffiles is /etc/bloatmeter/bloatmeterd.conf" \
-	test "$(cat "$work/control/conffiles")" = /etc/bloatmeter/bloatmeterd.conf
-check "postinst is executable sh" eval '[ -x "$work/control/postinst" ] && sh -n "$work/control/postinst"'
+check "conffiles: the daemon's configuration and the measurement's defaults" \
+	test "$(cat "$work/control/conffiles")" = "$(printf '%s\n' /etc/bloatmeter/bloatmeterd.conf /etc/default/bloatmeter-measure)"
+for s in postinst prerm postrm; do
+	check "$s is executable sh" eval '[ -x "$work/control/$s" ] && sh -n "$work/control/$s"'
+done
+check "Depends names init-system-helpers (deb-systemd-helper)" grep -q init-system-helpers <<< "$deps"
+check "/etc/default/bloatmeter-measure is shipped" grep -qx /etc/default/bloatmeter-measure "$work/files"
 
 # --- postinst with stand-ins that record their calls (getent's answer is chosen per run)
 mkdir -p "$work/fake"
-for t in adduser sysctl systemctl; do
+for t in adduser sysctl systemctl deb-systemd-helper deb-systemd-invoke; do
 	printf '#!/bin/sh\necho "%s $*" >> "%s/calls"\n' "$t" "$work" > "$work/fake/$t"
 done
 printf '#!/bin/sh\nexit "${FAKE_GETENT_RC:-2}"\n' > "$work/fake/getent"
@@ -80,6 +84,15 @@ check "postinst creates the system user" grep -Eq "^adduser --system --group .*b
 check "postinst applies the sysctl.d file" grep -q "^sysctl -q -p /usr/lib/sysctl.d/60-bloatmeter.conf" "$work/calls"
 check "postinst with the user: exit 0" postinst 0
 check "postinst is idempotent (no second adduser)" eval '! grep -q "^adduser" "$work/calls"'
+check "postinst records the units' state for purge" \
+	grep -q "^deb-systemd-helper update-state bloatmeterd.service bloatmeter-measure.timer" "$work/calls"
+maint() { # SCRIPT ARG: runs a maintainer script with the stand-ins; its exit code
+	rm -f "$work/calls"
+	PATH="$work/fake:$PATH" sh "$work/control/$1" "$2"
+}
+check "postrm purge: exit 0, units purged" eval \
+	'maint postrm purge && grep -q "^deb-systemd-helper purge bloatmeterd.service" "$work/calls"'
+check "prerm remove: exit 0" maint prerm remove
 
 # --- run from the extracted tree
 root=$work/root
