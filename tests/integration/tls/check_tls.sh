@@ -115,8 +115,10 @@ client() { # PORT OUT-PREFIX ARGS...: a 1 s idle-only run; its exit code
 	"$b" -p "$port" --phases idle --idle 1 -J "$@" > "$out.json" 2> "$out.err"
 }
 json_ok() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(0 if d["phases"] else 1)' "$1"; }
-one_sentence() { # ERRFILE PATTERN: exactly one line, and it matches
-	[ "$(wc -l < "$1")" = 1 ] && grep -q -- "$2" "$1"
+one_sentence() { # ERRFILE PATTERN: exactly one line besides the progress lines, and it matches
+	local rest
+	rest=$(grep -v -e '^bloatmeter: connecting to ' -e '^bloatmeter: [a-z]* phase, ' "$1")
+	[ "$(wc -l <<< "$rest")" = 1 ] && grep -q -- "$2" <<< "$rest"
 }
 
 client "$port_a" good --tls --ca ca.pem --psk-file alice.psk 127.0.0.1
