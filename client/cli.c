@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/socket.h>
 
 #include <event2/thread.h>
 
@@ -81,6 +82,12 @@ static void cli_option(enum client_opt opt, const char *arg, struct client_confi
 		break;
 	case CLIOPT_GAP:
 		cfg->gap_s = cli_double(arg, 0, 60, "invalid gap length (0-60 s)");
+		break;
+	case CLIOPT_VERSION4:
+		cfg->family = AF_INET;
+		break;
+	case CLIOPT_VERSION6:
+		cfg->family = AF_INET6;
 		break;
 	case CLIOPT_QUICK:
 		/* The shortest run that still reaches the steady window (7 × 250 ms after a

@@ -18,6 +18,10 @@
 static const struct client_option options_table[CLIOPT_COUNT] = {
 	[CLIOPT_PORT] = { "port", 'p', "PORT", CLIOPT_ALL,
 			  "server port (default " OPTIONS_STR(CLIENT_DEFAULT_PORT) ")" },
+	[CLIOPT_VERSION4] = { "version4", '4', NULL, CLIOPT_TEST,
+			      "only IPv4 addresses of SERVER" },
+	[CLIOPT_VERSION6] = { "version6", '6', NULL, CLIOPT_TEST,
+			      "only IPv6 addresses of SERVER" },
 	[CLIOPT_PARALLEL] = { "parallel", 'P', "N|auto", CLIOPT_ALL,
 			      "TCP flows per loaded direction, 1-64 (default 8); auto:\n"
 			      "start with one and add one per second until one more\n"

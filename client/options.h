@@ -11,6 +11,8 @@
 /* The options, in the order of the table and, within each scope, of the help. */
 enum client_opt {
 	CLIOPT_PORT,
+	CLIOPT_VERSION4,
+	CLIOPT_VERSION6,
 	CLIOPT_PARALLEL,
 	CLIOPT_TIME,
 	CLIOPT_INTERVAL,

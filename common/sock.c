@@ -162,15 +162,16 @@ ssize_t sock_recv_ts(int fd, void *buf, size_t cap, struct sockaddr_storage *pee
 	return n;
 }
 
-int sock_resolve(const char *host, uint16_t port, int socktype, struct sockaddr_storage *out,
-		 socklen_t *outlen, char *err, size_t errlen)
+int sock_resolve_all(const char *host, uint16_t port, int socktype, int family,
+		     struct sockaddr_storage *out, socklen_t *lens, int max, char *err,
+		     size_t errlen)
 {
 	struct addrinfo hints, *res = NULL;
 	char portstr[8];
-	int rc;
+	int rc, n = 0;
 
 	memset(&hints, 0, sizeof(hints));
-	hints.ai_family = AF_UNSPEC;
+	hints.ai_family = family;
 	hints.ai_socktype = socktype;
 	hints.ai_flags = host ? AI_ADDRCONFIG : AI_PASSIVE;
 	snprintf(portstr, sizeof(portstr), "%u", port);
@@ -180,13 +181,28 @@ int sock_resolve(const char *host, uint16_t port, int socktype, struct sockaddr_
 		rc = getaddrinfo(host, portstr, &hints, &res);
 	}
 	if (rc != 0) {
-		snprintf(err, errlen, "cannot resolve %s: %s", host ? host : "*", gai_strerror(rc));
+		snprintf(err, errlen, "cannot resolve %s%s: %s", host ? host : "*",
+			 family == AF_INET ? " (IPv4 only)" : family == AF_INET6 ? " (IPv6 only)" : "",
+			 gai_strerror(rc));
 		return -1;
 	}
-	memcpy(out, res->ai_addr, res->ai_addrlen);
-	*outlen = res->ai_addrlen;
+	for (const struct addrinfo *a = res; a && n < max; a = a->ai_next) {
+		if (a->ai_addrlen > sizeof(out[n]))
+			continue;
+		memcpy(&out[n], a->ai_addr, a->ai_addrlen);
+		lens[n++] = a->ai_addrlen;
+	}
 	freeaddrinfo(res);
-	return 0;
+	if (n == 0)
+		snprintf(err, errlen, "cannot resolve %s: no usable address", host ? host : "*");
+	return n > 0 ? n : -1;
+}
+
+int sock_resolve(const char *host, uint16_t port, int socktype, struct sockaddr_storage *out,
+		 socklen_t *outlen, char *err, size_t errlen)
+{
+	return sock_resolve_all(host, port, socktype, AF_UNSPEC, out, outlen, 1, err, errlen) < 0
+		       ? -1 : 0;
 }
 
 int sock_connect_start(const struct sockaddr_storage *sa, socklen_t len)

@@ -59,6 +59,12 @@ ssize_t sock_recv_ts(int fd, void *buf, size_t cap, struct sockaddr_storage *pee
 /* Resolves host:port (numeric or name) for the given socket type; host NULL = wildcard. */
 int sock_resolve(const char *host, uint16_t port, int socktype, struct sockaddr_storage *out,
 		 socklen_t *outlen, char *err, size_t errlen);
+/* Every address of host for port in getaddrinfo's order (RFC 6724 preference), of family
+ * (AF_UNSPEC, AF_INET or AF_INET6), at most max of them into out/lens. Returns how many
+ * (≥ 1), or -1 with one sentence in err. */
+int sock_resolve_all(const char *host, uint16_t port, int socktype, int family,
+		     struct sockaddr_storage *out, socklen_t *lens, int max, char *err,
+		     size_t errlen);
 /* Starts a non-blocking connect; returns the fd (connect in progress or done) or -1. */
 int sock_connect_start(const struct sockaddr_storage *sa, socklen_t len);
 /* After the fd became writable: 0 if connected, else -1 with errno = the connect error. */

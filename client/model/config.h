@@ -46,6 +46,7 @@ struct client_config {
 	const char *dns_resolver; /* --dns-resolver ADDR|system, NULL: only the server's */
 	const char *pcap_file;    /* --pcap-file FILE: save the capture */
 	int quiet;                /* -q */
+	int family;               /* -4 / -6: AF_INET, AF_INET6; AF_UNSPEC: any (default) */
 	int verbose;
 	/* The control channel (measurement only): --tls, its trust anchors (--ca FILE, NULL: the
 	 * system store) or none at all (--insecure), and --psk-file FILE ("ID KEY"). */

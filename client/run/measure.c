@@ -30,6 +30,7 @@
 #define TICK_MS 50
 #define HANDSHAKE_TIMEOUT_MS 5000
 #define CONNECT_TIMEOUT_MS 5000
+#define TEST_MAX_ADDRS 8 /* addresses of the server tried in turn */
 #define BYE_TIMEOUT_MS 3000
 #define PROBE_GRACE_NS (1000 * NS_PER_MS)
 /* -P auto: one more flow per direction each second while the last one gained ≥ 5 %. */
@@ -634,6 +635,37 @@ static struct bufferevent *test_ctrl_bev(struct test *t, int fd, SSL *ssl)
 }
 
 /* Connects and performs the handshake; fills the cc and version parts of the result. */
+/* Connects the control connection to the first address of the server that answers, in
+ * getaddrinfo's order (-4/-6 keep one family), so a host whose IPv6 is broken falls back to
+ * IPv4 as other tools do. The address used becomes t->sa. The fd, or -1 with err: the last
+ * address's failure, and how many were tried. */
+static int test_dial(struct test *t, char *err, size_t errlen)
+{
+	const struct client_config *cfg = t->cfg;
+	struct sockaddr_storage sa[TEST_MAX_ADDRS];
+	socklen_t len[TEST_MAX_ADDRS];
+	int n = sock_resolve_all(cfg->server_addr ? cfg->server_addr : cfg->server, cfg->port,
+				 SOCK_STREAM, cfg->family, sa, len, TEST_MAX_ADDRS, err, errlen);
+
+	for (int i = 0; i < n; i++) {
+		int fd = sock_connect_tcp(&sa[i], len[i], CONNECT_TIMEOUT_MS, err, errlen);
+
+		if (fd >= 0) {
+			t->sa = sa[i];
+			t->salen = len[i];
+			return fd;
+		}
+		log_info("%s%s", err, i + 1 < n ? "; trying the next address" : "");
+	}
+	if (n > 1) {
+		size_t o = strlen(err);
+
+		snprintf(err + o, errlen > o ? errlen - o : 0, " (and %d other address%s)", n - 1,
+			 n == 2 ? "" : "es");
+	}
+	return -1;
+}
+
 static int test_connect(struct test *t, char *err, size_t errlen)
 {
 	const struct client_config *cfg = t->cfg;
@@ -644,13 +676,10 @@ static int test_connect(struct test *t, char *err, size_t errlen)
 	if (test_load_key(t, err, errlen) < 0)
 		return -1;
 	sec.psk = t->psk.n > 0 ? &t->psk.v[0] : NULL;
-	if (sock_resolve(cfg->server_addr ? cfg->server_addr : cfg->server, cfg->port, SOCK_STREAM,
-			 &t->sa, &t->salen, err, errlen) < 0)
-		return -1;
-	sock_addr_str((struct sockaddr *)&t->sa, r->server_addr, sizeof(r->server_addr));
-	fd = sock_connect_tcp(&t->sa, t->salen, CONNECT_TIMEOUT_MS, err, errlen);
+	fd = test_dial(t, err, errlen);
 	if (fd < 0)
 		return -1;
+	sock_addr_str((struct sockaddr *)&t->sa, r->server_addr, sizeof(r->server_addr));
 	(void)sock_set_nodelay(fd);
 	if ((cfg->tls && (sec.ssl = test_tls(cfg, fd, err, errlen)) == NULL) ||
 	    ctrl_handshake_secure(fd, &sec, cfg->cc, (int)ceil(test_total_s(t)) + 10,

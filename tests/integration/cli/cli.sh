@@ -54,6 +54,19 @@ if [ "$(id -u)" -eq 0 ]; then
 	# No route anywhere: every attempt of the server race fails inside connect(); the race
 	# must end at once (it used to wait in poll forever).
 	run 1 5 "the server 198.18.200.1:4750 could not be reached" $x timeout 10 $b --servers 198.18.200.1
+	# Every address in turn: dual.test is ::1 (preferred, nothing listens) and 127.0.0.1
+	# (a daemon), from the namespace's own hosts file (ip netns exec mounts /etc/netns/NS/).
+	mkdir -p /etc/netns/$ns
+	trap 'ip netns del $ns 2> /dev/null; rm -rf /etc/netns/$ns' EXIT
+	printf '::1 dual.test\n127.0.0.1 dual.test\n' > /etc/netns/$ns/hosts
+	$x $d -b 127.0.0.1 -p 4997 --dns-port 0 --allow-root yes > /dev/null 2>&1 &
+	dual=$!
+	sleep 0.5
+	run 0 15 "" $x $b -p 4997 --phases idle --idle 1 -q dual.test
+	run 1 3 "cannot connect to \[::1\]:4997" $x $b -6 -p 4997 --phases idle --idle 1 -q dual.test
+	run 1 3 "IPv4 only" $x $b -4 -p 4997 ::1
+	kill $dual 2> /dev/null
+	wait $dual 2> /dev/null
 	$x "$bindir/hostile" --silent 4998 10 &
 	sleep 0.3
 	run 1 8 "no answer from the server: timed out" $x $b -p 4998 127.0.0.1
