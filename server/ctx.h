@@ -13,6 +13,7 @@
 #include "server/config.h"
 #include "server/session.h"
 
+struct pendcap_slot;
 struct worker_pool;
 
 /* Remote faults are counted, not logged loudly (STYLE: remote faults never flood the log). */
@@ -75,8 +76,10 @@ struct server_ctx {
 	struct session_table table;
 	struct server_counters counters;
 	int udp_ts_kernel;                   /* reflector receives with kernel timestamps */
-	int npending;                        /* connections not yet classified (server.c) */
-	struct pending_conn *pending;        /* their list, to count them per client */
+	int npending;                        /* connections under the pending caps, from accept
+					      * to their welcome or refusal (server/pendcap.h) */
+	struct pendcap_slot *pendcap;        /* their places, to count them per client */
+	struct pending_conn *pending;        /* the accept stage's (server/accept.c), for shutdown */
 	struct limits_admission *admission;  /* host egress sampler; NULL = admission control off */
 	struct testring *tests;              /* recent tests and histograms (server/testring.h) */
 	atomic_int shutting_down;            /* SIGTERM/SIGINT seen: /healthz says 503 */

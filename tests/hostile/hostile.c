@@ -9,7 +9,12 @@
  * hello) and checks none outlives the handshake deadline;
  * `hostile --udp-flood HOST PORT SRC SECONDS RATE` sends RATE bad datagrams a second to the
  * reflector (PORT) and the DNS responder (PORT + 1) and checks the reflector answers none and
- * the responder no more than its per-source rate limit allows. */
+ * the responder no more than its per-source rate limit allows;
+ * `hostile --psk-hold HOST PORT SRC CONNS MAXHELD` (a daemon with a psk-file) opens CONNS
+ * connections, each sending a 64 KiB hello, reading the challenge and never answering it, and
+ * checks that at most MAXHELD got a challenge (the rest are reset at accept: the hello stage
+ * counts against the client's pending cap) and that the server closes each one within the
+ * handshake timeout from its connect. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
@@ -601,6 +606,132 @@ static int udp_flood(const char *srcaddr, uint16_t port, double seconds, long ra
 	return failures ? 1 : 0;
 }
 
+/* A blocking TCP connection from src to the server (2 s timeouts on its reads and writes),
+ * or -1. */
+static int connect_from(const struct sockaddr_storage *src, socklen_t srclen)
+{
+	struct timeval tv = { 2, 0 };
+	int fd = socket(srv.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	if (fd < 0) {
+		perror("hostile: socket");
+		exit(2);
+	}
+	if (bind(fd, (const struct sockaddr *)src, srclen) < 0 ||
+	    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) < 0 ||
+	    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) < 0 ||
+	    connect(fd, (struct sockaddr *)&srv, srvlen) < 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* Reads one control frame's body into buf (NUL-terminated, cut to cap - 1): its length, or -1
+ * when the connection closed or broke first. */
+static ssize_t read_frame(int fd, char *buf, size_t cap)
+{
+	uint8_t hdr[4];
+	size_t len, got = 0;
+
+	if (recv(fd, hdr, 4, MSG_WAITALL) != 4)
+		return -1;
+	len = (size_t)hdr[0] << 24 | (size_t)hdr[1] << 16 | (size_t)hdr[2] << 8 | hdr[3];
+	while (got < len) {
+		char tmp[4096];
+		size_t want = len - got < sizeof(tmp) ? len - got : sizeof(tmp);
+		ssize_t n = recv(fd, tmp, want, 0);
+
+		if (n <= 0)
+			return -1;
+		if (got < cap - 1)
+			memcpy(buf + got, tmp, (size_t)n < cap - 1 - got ? (size_t)n : cap - 1 - got);
+		got += (size_t)n;
+	}
+	buf[got < cap - 1 ? got : cap - 1] = '\0';
+	return (ssize_t)len;
+}
+
+/* A hello padded to the largest frame (64 KiB), as a psk attacker would send to make the
+ * server hold as much as it can while the challenge waits. */
+static char *big_hello(void)
+{
+	static const char head[] = "{\"v\":1,\"type\":\"hello\",\"client_version\":\"hostile\","
+				   "\"cc\":\"cubic\",\"duration_s\":10,\"pad\":\"";
+	char *j = malloc(WIRE_CTRL_MAX + 1);
+	size_t n = sizeof(head) - 1, pad = WIRE_CTRL_MAX - n - 2;
+
+	if (j == NULL)
+		exit(2);
+	memcpy(j, head, n);
+	memset(j + n, 'a', pad);
+	memcpy(j + n + pad, "\"}", 3);
+	return j;
+}
+
+/* Opens conns connections from src one after the other, each with a 64 KiB hello whose
+ * challenge it reads and never answers; then waits for the server to close them. */
+static int psk_hold(const char *srcaddr, int conns, int max_held)
+{
+	int64_t limit = (int64_t)SERVER_HANDSHAKE_TIMEOUT_S * NS_PER_SEC + LORIS_SLACK_NS;
+	int *fd = calloc((size_t)conns, sizeof(*fd));
+	int64_t *opened = calloc((size_t)conns, sizeof(*opened)), longest = 0;
+	char *hello = big_hello(), reply[512], err[256];
+	struct sockaddr_storage src;
+	socklen_t srclen;
+	int held = 0, refused = 0, closed = 0, open_late = 0;
+
+	if (fd == NULL || opened == NULL ||
+	    sock_resolve(srcaddr, 0, SOCK_STREAM, &src, &srclen, err, sizeof(err)) < 0) {
+		fprintf(stderr, "hostile: %s\n", fd && opened ? err : "out of memory");
+		return 2;
+	}
+	for (int i = 0; i < conns; i++) {
+		opened[i] = clock_mono_ns();
+		fd[i] = connect_from(&src, srclen);
+		if (fd[i] >= 0)
+			send_frame(fd[i], hello);
+		if (fd[i] >= 0 && read_frame(fd[i], reply, sizeof(reply)) > 0 &&
+		    strstr(reply, "\"challenge\"") != NULL) {
+			held++;
+			continue;
+		}
+		refused++; /* reset at accept, or no challenge: not held */
+		if (fd[i] >= 0)
+			close(fd[i]);
+		fd[i] = -1;
+	}
+	/* Now the server must close every held one by its deadline. */
+	for (int i = 0; i < conns; i++) {
+		struct pollfd pfd = { .fd = fd[i], .events = POLLIN };
+		int64_t left = (opened[i] + limit - clock_mono_ns()) / NS_PER_MS;
+		char b[64];
+
+		if (fd[i] < 0)
+			continue;
+		if (left > 0 && poll(&pfd, 1, (int)left) > 0 && recv(fd[i], b, sizeof(b), 0) <= 0) {
+			int64_t life = clock_mono_ns() - opened[i];
+
+			closed++;
+			longest = life > longest ? life : longest;
+		} else {
+			open_late++;
+		}
+		close(fd[i]);
+	}
+	printf("psk hold from %s: %d connections with a 64 KiB hello: %d got the challenge and "
+	       "held it, %d refused; of the held, %d closed by the server (longest %.2f s), %d "
+	       "still open after %.1f s\n", srcaddr, conns, held, refused, closed,
+	       (double)longest / 1e9, open_late, (double)limit / 1e9);
+	expect(held > 0 && held <= max_held,
+	       "connections in the hello stage count against the client's pending cap");
+	expect(open_late == 0, "a challenge held unanswered is closed within the handshake timeout");
+	free(hello);
+	free(opened);
+	free(fd);
+	return failures ? 1 : 0;
+}
+
 /* Resolves the target of a load mode into srv; exits on failure. */
 static void load_target(const char *host, const char *port)
 {
@@ -622,6 +753,10 @@ int main(int argc, char **argv)
 		load_target(argv[2], argv[3]);
 		return slowloris(argv[4], atoi(argv[5]), atof(argv[6]));
 	}
+	if (argc == 7 && strcmp(argv[1], "--psk-hold") == 0) {
+		load_target(argv[2], argv[3]);
+		return psk_hold(argv[4], atoi(argv[5]), atoi(argv[6]));
+	}
 	if (argc == 7 && strcmp(argv[1], "--udp-flood") == 0) {
 		load_target(argv[2], argv[3]);
 		srand(2);
@@ -630,7 +765,8 @@ int main(int argc, char **argv)
 	if (argc != 3) {
 		fprintf(stderr, "usage: hostile HOST PORT | hostile --silent PORT SECONDS\n"
 			"       hostile --slowloris HOST PORT SRC CONNS SECONDS\n"
-			"       hostile --udp-flood HOST PORT SRC SECONDS RATE\n");
+			"       hostile --udp-flood HOST PORT SRC SECONDS RATE\n"
+			"       hostile --psk-hold HOST PORT SRC CONNS MAXHELD\n");
 		return 2;
 	}
 	if (sock_resolve(argv[1], (uint16_t)atoi(argv[2]), SOCK_STREAM, &srv, &srvlen, err, sizeof(err)) < 0) {

@@ -9,6 +9,8 @@
 #    succeed; then slowloris from four sources at once, past the global cap, and a normal test
 #    after it. Throughout, the daemon must stay up and its RSS bounded; its counters, logged
 #    at shutdown, must show the bad input.
+# 3. with a psk-file: challenges held unanswered by one source are capped and closed within the
+#    handshake timeout.
 # Usage: hostile.sh BINDIR
 set -euo pipefail
 bindir=$1
@@ -153,3 +155,23 @@ check "DNS queries over the source's rate" "$(before "rate-limited")"
 [ $fails -eq 0 ] || exit 1
 echo "PASS hostile load: daemon stayed up, RSS bounded, counters show the attacks," \
 	"normal tests passed"
+
+echo "== with a psk-file: challenges held unanswered =="
+# One source opens 40 connections, each with a 64 KiB hello, reads the challenge and never
+# answers it. The hello stage counts against that client's pending cap (2 × 4 + 16 = 24 with
+# --max-flows 4), so the rest are reset at accept, and it ends within the handshake timeout
+# from accept: every held connection is closed by then.
+port=4780
+printf 'hostile %s\n' "$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')" > "$tmp/psk"
+chmod 600 "$tmp/psk"
+ip netns exec "$ns" "$bindir/bloatmeterd" "${dflags[@]}" -p $port --max-sessions 4 --max-flows 4 \
+	--psk-file "$tmp/psk" -v > "$log" 2>&1 &
+dpid=$!
+sleep 0.5
+ip netns exec "$ns" "$bindir/hostile" --psk-hold 127.0.0.1 $port 127.0.0.2 40 24 ||
+	{ echo "FAIL: held challenges"; exit 1; }
+kill -0 $dpid
+kill $dpid
+wait $dpid || true
+dpid=
+echo "PASS hostile psk: the hello stage is capped and ends within the handshake timeout"
