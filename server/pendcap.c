@@ -19,7 +19,9 @@ int pendcap_client_max(const struct server_ctx *srv)
 
 int pendcap_max(const struct server_ctx *srv)
 {
-	return 4 * srv->cfg->max_sessions + 64;
+	int all = 4 * srv->cfg->max_sessions + 64, two = 2 * pendcap_client_max(srv);
+
+	return all > two ? all : two;
 }
 
 /* Is there room for one more connection from peer? Caller holds srv->lock. */
@@ -29,9 +31,6 @@ static int pendcap_room_locked(const struct server_ctx *srv, const struct sockad
 
 	if (srv->npending >= pendcap_max(srv))
 		return 0;
-	for (const struct session *s = srv->sessions; s; s = s->next)
-		if (sock_same_client((const struct sockaddr *)&s->peer, peer))
-			return 1;
 	for (const struct pendcap_slot *s = srv->pendcap; s && n < max; s = s->next)
 		n += sock_same_client((const struct sockaddr *)&s->peer, peer);
 	return n < max;

@@ -15,12 +15,13 @@
 
 struct pendcap_slot;
 
-/* Connections one client (IPv4 address or IPv6 /64) without a running session may hold in
- * these stages: 2 × max-flows + 16 (a session's flows in both directions at once, plus some).
- * A client with a session is exempt: its bursts are the test itself. */
+/* Connections one client (IPv4 address or IPv6 /64) may hold in these stages, a running
+ * session or not: 2 × max-flows + 16, so its own bursts (every flow of a bidirectional phase
+ * at once, connect probes, its control connection) fit. */
 int pendcap_client_max(const struct server_ctx *srv);
 /* Connections all clients may hold: 4 × max-sessions + 64 (every session's control and data
- * connections arriving at once). */
+ * connections arriving at once), and at least two clients' caps, so one source never takes
+ * more than half of it. */
 int pendcap_max(const struct server_ctx *srv);
 /* A slot for a new connection from peer, or NULL: *over_cap 1 when a cap refused it (0 when
  * memory ran out). */

@@ -14,7 +14,10 @@
  * connections, each sending a 64 KiB hello, reading the challenge and never answering it, and
  * checks that at most MAXHELD got a challenge (the rest are reset at accept: the hello stage
  * counts against the client's pending cap) and that the server closes each one within the
- * handshake timeout from its connect. */
+ * handshake timeout from its connect;
+ * `hostile --session-hog HOST PORT SRC CONNS VICTIM` starts a real session from SRC, then
+ * opens CONNS silent connections from SRC, and checks that a client at VICTIM still gets its
+ * welcome: a running session exempts no one from the per-client pending cap. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
@@ -732,6 +735,55 @@ static int psk_hold(const char *srcaddr, int conns, int max_held)
 	return failures ? 1 : 0;
 }
 
+/* A client with a running session (from srcaddr) opens conns silent connections; a client at
+ * victim must still be served. */
+static int session_hog(const char *srcaddr, int conns, const char *victim)
+{
+	struct sockaddr_storage src, vsrc;
+	socklen_t srclen, vlen;
+	struct ctrl_welcome w;
+	char err[256];
+	int *fd = calloc((size_t)conns, sizeof(*fd));
+	int ctrl, vfd, open_n = 0, reset = 0, served;
+
+	if (fd == NULL || sock_resolve(srcaddr, 0, SOCK_STREAM, &src, &srclen, err, sizeof(err)) < 0 ||
+	    sock_resolve(victim, 0, SOCK_STREAM, &vsrc, &vlen, err, sizeof(err)) < 0) {
+		fprintf(stderr, "hostile: %s\n", fd ? err : "out of memory");
+		return 2;
+	}
+	ctrl = connect_from(&src, srclen);
+	if (ctrl < 0 || ctrl_handshake(ctrl, "cubic", 30, 3000, &w, err, sizeof(err)) < 0) {
+		printf("FAIL the hog's own session: %s\n", ctrl < 0 ? "no connection" : err);
+		return 1;
+	}
+	for (int i = 0; i < conns; i++)
+		fd[i] = connect_from(&src, srclen);
+	usleep(300 * 1000); /* the server accepts (or resets) them */
+	for (int i = 0; i < conns; i++) {
+		struct pollfd pfd = { .fd = fd[i], .events = POLLIN };
+		char b[8];
+
+		if (fd[i] >= 0 && (poll(&pfd, 1, 0) == 0 || recv(fd[i], b, sizeof(b), MSG_DONTWAIT) > 0))
+			open_n++;
+		else
+			reset++;
+	}
+	vfd = connect_from(&vsrc, vlen);
+	served = vfd >= 0 && ctrl_handshake(vfd, "cubic", 5, 3000, &w, err, sizeof(err)) == 0;
+	printf("session hog from %s: %d silent connections next to its session: %d held, %d reset; "
+	       "a client at %s: %s\n", srcaddr, conns, open_n, reset, victim,
+	       served ? "welcome" : vfd < 0 ? "no connection" : err);
+	expect(served, "another client is served while one with a session hogs connections");
+	if (vfd >= 0)
+		close(vfd);
+	for (int i = 0; i < conns; i++)
+		if (fd[i] >= 0)
+			close(fd[i]);
+	close(ctrl);
+	free(fd);
+	return failures ? 1 : 0;
+}
+
 /* Resolves the target of a load mode into srv; exits on failure. */
 static void load_target(const char *host, const char *port)
 {
@@ -757,6 +809,10 @@ int main(int argc, char **argv)
 		load_target(argv[2], argv[3]);
 		return psk_hold(argv[4], atoi(argv[5]), atoi(argv[6]));
 	}
+	if (argc == 7 && strcmp(argv[1], "--session-hog") == 0) {
+		load_target(argv[2], argv[3]);
+		return session_hog(argv[4], atoi(argv[5]), argv[6]);
+	}
 	if (argc == 7 && strcmp(argv[1], "--udp-flood") == 0) {
 		load_target(argv[2], argv[3]);
 		srand(2);
@@ -766,7 +822,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: hostile HOST PORT | hostile --silent PORT SECONDS\n"
 			"       hostile --slowloris HOST PORT SRC CONNS SECONDS\n"
 			"       hostile --udp-flood HOST PORT SRC SECONDS RATE\n"
-			"       hostile --psk-hold HOST PORT SRC CONNS MAXHELD\n");
+			"       hostile --psk-hold HOST PORT SRC CONNS MAXHELD\n"
+			"       hostile --session-hog HOST PORT SRC CONNS VICTIM\n");
 		return 2;
 	}
 	if (sock_resolve(argv[1], (uint16_t)atoi(argv[2]), SOCK_STREAM, &srv, &srvlen, err, sizeof(err)) < 0) {

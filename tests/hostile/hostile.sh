@@ -6,8 +6,9 @@
 #    connections in all, 24 per client): slowloris connections from one source (silent,
 #    trickling, half a hello; more than that client's share), a flood of bad datagrams at the
 #    reflector and DNS ports, and meanwhile a normal test from another source, which must
-#    succeed; then slowloris from four sources at once, past the global cap, and a normal test
-#    after it. Throughout, the daemon must stay up and its RSS bounded; its counters, logged
+#    succeed; then slowloris from four sources at once, past the global cap, a client with a
+#    session that opens silent connections (held to its cap: another client is served), and a
+#    normal test after it. Throughout, the daemon must stay up and its RSS bounded; its counters, logged
 #    at shutdown, must show the bad input.
 # 3. with a psk-file: challenges held unanswered by one source are capped and closed within the
 #    handshake timeout.
@@ -120,6 +121,11 @@ print(f"trickle after an error reply: {len(reply)} reply bytes, half-closed {eof
       f"after {closed if closed is None else round(closed, 2)} s")
 sys.exit(0 if reply and closed is not None and closed < 3.5 else 1)
 EOF
+# A client with a running session (127.0.0.2) opens 100 silent connections: it is held to its
+# own pending cap (24) like any other, so a client at 127.0.0.1 still gets its welcome (a
+# session used to exempt its client, which could then fill all 80 places).
+ip netns exec "$ns" "$bindir/hostile" --session-hog 127.0.0.1 $port 127.0.0.2 100 127.0.0.1 ||
+	{ echo "FAIL: a client with a session took the whole pending budget"; exit 1; }
 ip netns exec "$ns" "$bindir/bloatmeter" -p $port --phases idle,download -t 2 --idle 1 --gap 0.5 \
 	-P 2 -q 127.0.0.1
 kill -0 $dpid
