@@ -17,7 +17,11 @@
  * handshake timeout from its connect;
  * `hostile --session-hog HOST PORT SRC CONNS VICTIM` starts a real session from SRC, then
  * opens CONNS silent connections from SRC, and checks that a client at VICTIM still gets its
- * welcome: a running session exempts no one from the per-client pending cap. */
+ * welcome: a running session exempts no one from the per-client pending cap;
+ * `hostile --bye-hold HOST PORT` (a daemon with --max-sessions 1) runs a session with a tiny
+ * receive buffer that never reads its control connection, says bye, and keeps sending a probe
+ * every 0.5 s; a new client must get a welcome within a few seconds of the bye: a closing
+ * session is freed within a bounded time. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
@@ -784,6 +788,74 @@ static int session_hog(const char *srcaddr, int conns, const char *victim)
 	return failures ? 1 : 0;
 }
 
+#define BYE_HOLD_LIMIT_NS (8 * NS_PER_SEC) /* bye → the place is free again, with slack */
+
+/* One probe request of the session token to the server's UDP port (a connected socket). */
+static void bye_hold_probe(int ufd, const uint8_t *token, uint32_t seq)
+{
+	struct wire_probe p = { .kind = WIRE_PROBE_REQ, .seq = seq };
+	uint8_t buf[WIRE_PROBE_MIN];
+
+	memcpy(p.token, token, WIRE_TOKEN_LEN);
+	p.client_send_ns = clock_mono_ns();
+	wire_probe_encode(&p, buf, sizeof(buf));
+	(void)send(ufd, buf, sizeof(buf), MSG_DONTWAIT);
+}
+
+/* A session whose client never reads, says bye and keeps probing: its place must come free. */
+static int bye_hold(void)
+{
+	int rcvbuf = 1, fd = socket(srv.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	int ufd = socket(srv.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	struct ctrl_welcome w;
+	char err[256];
+	uint32_t seq = 0;
+	int64_t bye_ns, freed_ns = -1;
+
+	/* The smallest receive window: the server's stats soon fill it and its send buffer. */
+	if (fd < 0 || ufd < 0 || setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf)) < 0 ||
+	    connect(fd, (struct sockaddr *)&srv, srvlen) < 0 ||
+	    connect(ufd, (struct sockaddr *)&srv, srvlen) < 0) {
+		perror("hostile: bye-hold sockets");
+		return 2;
+	}
+	if (ctrl_handshake(fd, "cubic", 30, 3000, &w, err, sizeof(err)) < 0) {
+		printf("FAIL the closing session's handshake: %s\n", err);
+		return 1;
+	}
+	for (int i = 0; i < 8; i++) { /* 4 s of stats nobody reads */
+		bye_hold_probe(ufd, w.token, seq++);
+		usleep(500 * 1000);
+	}
+	send_frame(fd, "{\"v\":1,\"type\":\"bye\"}");
+	bye_ns = clock_mono_ns();
+	while (clock_mono_ns() - bye_ns < 2 * BYE_HOLD_LIMIT_NS) {
+		int nfd = tcp_open();
+		struct ctrl_welcome w2;
+		int ok = ctrl_handshake(nfd, "cubic", 5, 2000, &w2, err, sizeof(err)) == 0;
+
+		close(nfd);
+		if (ok) {
+			freed_ns = clock_mono_ns() - bye_ns;
+			break;
+		}
+		bye_hold_probe(ufd, w.token, seq++);
+		usleep(500 * 1000);
+	}
+	if (freed_ns < 0)
+		printf("closing session: still holding the only place %.0f s after its bye (%s)\n",
+		       (double)(2 * BYE_HOLD_LIMIT_NS) / 1e9, err);
+	else
+		printf("closing session: its place was free %.1f s after its bye\n",
+		       (double)freed_ns / 1e9);
+	expect(freed_ns >= 0 && freed_ns <= BYE_HOLD_LIMIT_NS,
+	       "a session whose client never reads after bye is freed within a bounded time");
+	close(ufd);
+	close(fd);
+	usleep(300 * 1000); /* let the server notice the closes */
+	return failures ? 1 : 0;
+}
+
 /* Resolves the target of a load mode into srv; exits on failure. */
 static void load_target(const char *host, const char *port)
 {
@@ -813,6 +885,10 @@ int main(int argc, char **argv)
 		load_target(argv[2], argv[3]);
 		return session_hog(argv[4], atoi(argv[5]), argv[6]);
 	}
+	if (argc == 4 && strcmp(argv[1], "--bye-hold") == 0) {
+		load_target(argv[2], argv[3]);
+		return bye_hold();
+	}
 	if (argc == 7 && strcmp(argv[1], "--udp-flood") == 0) {
 		load_target(argv[2], argv[3]);
 		srand(2);
@@ -823,7 +899,8 @@ int main(int argc, char **argv)
 			"       hostile --slowloris HOST PORT SRC CONNS SECONDS\n"
 			"       hostile --udp-flood HOST PORT SRC SECONDS RATE\n"
 			"       hostile --psk-hold HOST PORT SRC CONNS MAXHELD\n"
-			"       hostile --session-hog HOST PORT SRC CONNS VICTIM\n");
+			"       hostile --session-hog HOST PORT SRC CONNS VICTIM\n"
+			"       hostile --bye-hold HOST PORT\n");
 		return 2;
 	}
 	if (sock_resolve(argv[1], (uint16_t)atoi(argv[2]), SOCK_STREAM, &srv, &srvlen, err, sizeof(err)) < 0) {

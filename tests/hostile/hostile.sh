@@ -12,6 +12,8 @@
 #    at shutdown, must show the bad input.
 # 3. with a psk-file: challenges held unanswered by one source are capped and closed within the
 #    handshake timeout.
+# 4. a session whose client never reads its control connection, says bye and keeps probing
+#    is freed within a bounded time of the bye.
 # Usage: hostile.sh BINDIR
 set -euo pipefail
 bindir=$1
@@ -181,3 +183,25 @@ kill $dpid
 wait $dpid || true
 dpid=
 echo "PASS hostile psk: the hello stage is capped and ends within the handshake timeout"
+
+echo "== a closing session whose client never reads =="
+# A client with a tiny receive buffer never reads its control connection, says bye and keeps
+# its probes coming. The namespace's TCP send buffers are made small (4 KiB) for this daemon,
+# so its stats fill them within seconds and the final stats cannot be flushed: the session
+# must still end within SESSIONLIFE_CLOSE_S of the bye (--max-sessions 1: a new client gets
+# its welcome), not hold its place until the daemon restarts.
+port=4790
+wmem=$(ip netns exec "$ns" cat /proc/sys/net/ipv4/tcp_wmem)
+ip netns exec "$ns" sysctl -qw net.ipv4.tcp_wmem="4096 4096 4096"
+ip netns exec "$ns" "$bindir/bloatmeterd" "${dflags[@]}" -p $port --max-sessions 1 -v > "$log" 2>&1 &
+dpid=$!
+sleep 0.5
+rc=0
+ip netns exec "$ns" "$bindir/hostile" --bye-hold 127.0.0.1 $port || rc=$?
+ip netns exec "$ns" sysctl -qw net.ipv4.tcp_wmem="$wmem"
+[ $rc -eq 0 ] || { echo "FAIL: a closing session held its place"; exit 1; }
+kill -0 $dpid
+kill $dpid
+wait $dpid || true
+dpid=
+echo "PASS hostile closing: a session that never takes its final stats is freed after its bye"
