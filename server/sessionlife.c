@@ -196,7 +196,9 @@ static void session_tick_callback(evutil_socket_t fd, short what, void *arg)
 }
 
 /* Probes whether this host lets us use the requested algorithm, so the welcome can say so
- * before any load runs. Fills *used with what a socket really ends up with. */
+ * before any load runs. Fills *used with what a socket really ends up with. Only an algorithm
+ * the kernel has now (built in or loaded) is tried: with privileges, setting any other name
+ * would make the kernel load module tcp_NAME at the client's request. */
 static int session_probe_cc(const char *cc, char *used, size_t usedlen, char *why, size_t whylen)
 {
 	int fd = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -209,9 +211,13 @@ static int session_probe_cc(const char *cc, char *used, size_t usedlen, char *wh
 		snprintf(used, usedlen, "unknown");
 		return 0;
 	}
-	ok = sock_set_cc(fd, cc) == 0;
-	if (!ok)
+	if (!sock_cc_available(cc)) {
+		ok = 0;
+		snprintf(why, whylen, "not available on this server (not in its "
+			 "tcp_available_congestion_control)");
+	} else if (!(ok = sock_set_cc(fd, cc) == 0)) {
 		snprintf(why, whylen, "%s", strerror(errno));
+	}
 	if (sock_get_cc(fd, used, usedlen) < 0)
 		snprintf(used, usedlen, "unknown");
 	close(fd);

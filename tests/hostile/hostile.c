@@ -21,7 +21,10 @@
  * `hostile --bye-hold HOST PORT` (a daemon with --max-sessions 1) runs a session with a tiny
  * receive buffer that never reads its control connection, says bye, and keeps sending a probe
  * every 0.5 s; a new client must get a welcome within a few seconds of the bye: a closing
- * session is freed within a bounded time. */
+ * session is freed within a bounded time;
+ * `hostile --cc HOST PORT NAME` says hello asking for congestion control NAME and prints what
+ * the welcome says of it (hostile.sh checks under strace that the daemon never tried a name
+ * the kernel does not have). */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
@@ -856,6 +859,24 @@ static int bye_hold(void)
 	return failures ? 1 : 0;
 }
 
+/* A hello asking for cc; prints the welcome's verdict. 0 when a welcome came. */
+static int cc_ask(const char *cc)
+{
+	int fd = tcp_open();
+	struct ctrl_welcome w;
+	char err[256];
+
+	if (ctrl_handshake(fd, cc, 5, 3000, &w, err, sizeof(err)) < 0) {
+		printf("FAIL hello with cc %s: %s\n", cc, err);
+		close(fd);
+		return 1;
+	}
+	printf("cc %s: cc_ok %d, cc_used %s%s%s\n", cc, w.cc_ok, w.cc_used,
+	       w.cc_ok ? "" : ", cc_error ", w.cc_ok ? "" : w.cc_error);
+	close(fd);
+	return 0;
+}
+
 /* Resolves the target of a load mode into srv; exits on failure. */
 static void load_target(const char *host, const char *port)
 {
@@ -889,6 +910,10 @@ int main(int argc, char **argv)
 		load_target(argv[2], argv[3]);
 		return bye_hold();
 	}
+	if (argc == 5 && strcmp(argv[1], "--cc") == 0) {
+		load_target(argv[2], argv[3]);
+		return cc_ask(argv[4]);
+	}
 	if (argc == 7 && strcmp(argv[1], "--udp-flood") == 0) {
 		load_target(argv[2], argv[3]);
 		srand(2);
@@ -900,7 +925,8 @@ int main(int argc, char **argv)
 			"       hostile --udp-flood HOST PORT SRC SECONDS RATE\n"
 			"       hostile --psk-hold HOST PORT SRC CONNS MAXHELD\n"
 			"       hostile --session-hog HOST PORT SRC CONNS VICTIM\n"
-			"       hostile --bye-hold HOST PORT\n");
+			"       hostile --bye-hold HOST PORT\n"
+			"       hostile --cc HOST PORT NAME\n");
 		return 2;
 	}
 	if (sock_resolve(argv[1], (uint16_t)atoi(argv[2]), SOCK_STREAM, &srv, &srvlen, err, sizeof(err)) < 0) {

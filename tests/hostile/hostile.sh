@@ -14,6 +14,7 @@
 #    handshake timeout.
 # 4. a session whose client never reads its control connection, says bye and keeps probing
 #    is freed within a bounded time of the bye.
+# 5. a congestion control the kernel does not have is refused without being tried (strace).
 # Usage: hostile.sh BINDIR
 set -euo pipefail
 bindir=$1
@@ -205,3 +206,37 @@ kill $dpid
 wait $dpid || true
 dpid=
 echo "PASS hostile closing: a session that never takes its final stats is freed after its bye"
+
+echo "== a congestion control the kernel does not have =="
+# With privileges, setting TCP_CONGESTION to a name the kernel does not have makes it try to
+# load module tcp_NAME: a client must not get to choose kernel modules. Under strace, the
+# daemon may set only names from tcp_available_congestion_control — a hello, and a test with
+# load flows, asking for one it does not have are answered cc_ok false (the test runs with
+# the default) without a single setsockopt of that name.
+if command -v strace > /dev/null; then
+	port=4800
+	bad=bm_not_a_module # 15 bytes, [a-z_]: a valid name no kernel has
+	ip netns exec "$ns" strace -f -qq -e trace=setsockopt -o "$tmp/strace" \
+		"$bindir/bloatmeterd" "${dflags[@]}" -p $port -v > "$log" 2>&1 &
+	spid=$!
+	sleep 1
+	dpid=$(pgrep -P $spid)
+	ip netns exec "$ns" "$bindir/hostile" --cc 127.0.0.1 $port $bad | tee "$tmp/cc"
+	ip netns exec "$ns" "$bindir/hostile" --cc 127.0.0.1 $port reno | tee -a "$tmp/cc"
+	ip netns exec "$ns" "$bindir/bloatmeter" -p $port --phases idle,download -t 2 --idle 1 \
+		--gap 0 -P 2 --cc $bad -q 127.0.0.1 > /dev/null
+	kill $dpid
+	wait $spid || true
+	dpid=
+	grep -q "^cc $bad: cc_ok 0" "$tmp/cc" || { echo "FAIL: cc $bad not refused"; exit 1; }
+	grep -q "^cc reno: cc_ok 1, cc_used reno" "$tmp/cc" || { echo "FAIL: cc reno refused"; exit 1; }
+	if grep "TCP_CONGESTION, \"$bad\"" "$tmp/strace"; then
+		echo "FAIL: the daemon tried to set a congestion control the kernel does not have"
+		exit 1
+	fi
+	# (strace shows a 4-byte name as a number: any successful set will do.)
+	grep -q 'TCP_CONGESTION, .* = 0$' "$tmp/strace" || { echo "FAIL: strace saw no cc set"; exit 1; }
+	echo "PASS hostile cc: only available congestion controls are ever set"
+else
+	echo "SKIP hostile cc: no strace"
+fi
