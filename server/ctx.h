@@ -13,6 +13,7 @@
 #include "server/config.h"
 #include "server/session.h"
 
+struct ctrl_linger;
 struct pendcap_slot;
 struct worker_pool;
 
@@ -55,13 +56,15 @@ struct server_counters {
 	atomic_uint_least64_t tls_flows;       /* TLS load flows attached to their session */
 	atomic_uint_least64_t tls_flows_ktls_send; /* ... of them, the kernel encrypts */
 	atomic_uint_least64_t tls_flows_ktls_recv; /* ... of them, the kernel decrypts */
+	atomic_uint_least64_t linger_dropped;  /* closes after a last reply cut short by a reset:
+						* over the cap of lingering ones (server/ctrlmsg.h) */
 };
 
 /* Threads (docs/design.md, "Threads"): the main thread runs base (accept, HTTP, signals), the
  * workers (server/worker.h) run the sessions, the reflector and DNS responder their own loops.
- * lock guards the session list and count, the session ids and the pending list; cfg is
- * swapped whole on reload (an atomic pointer; old versions live until exit), so a reader sees
- * one consistent version. */
+ * lock guards the session list and count, the session ids, the pending and the lingering
+ * lists; cfg is swapped whole on reload (an atomic pointer; old versions live until exit), so
+ * a reader sees one consistent version. */
 struct server_ctx {
 	_Atomic(const struct server_config *) cfg;
 	struct event_base *base;
@@ -80,6 +83,9 @@ struct server_ctx {
 					      * to their welcome or refusal (server/pendcap.h) */
 	struct pendcap_slot *pendcap;        /* their places, to count them per client */
 	struct pending_conn *pending;        /* the accept stage's (server/accept.c), for shutdown */
+	struct ctrl_linger *lingering;       /* closing after a last reply, oldest first, and the */
+	struct ctrl_linger *lingering_tail;  /* newest (server/ctrlmsg.c); */
+	int nlingering;                      /* how many */
 	struct limits_admission *admission;  /* host egress sampler; NULL = admission control off */
 	struct testring *tests;              /* recent tests and histograms (server/testring.h) */
 	atomic_int shutting_down;            /* SIGTERM/SIGINT seen: /healthz says 503 */

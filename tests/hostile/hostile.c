@@ -24,7 +24,10 @@
  * session is freed within a bounded time;
  * `hostile --cc HOST PORT NAME` says hello asking for congestion control NAME and prints what
  * the welcome says of it (hostile.sh checks under strace that the daemon never tried a name
- * the kernel does not have). */
+ * the kernel does not have);
+ * `hostile --linger-flood HOST PORT SRC CONNS` opens CONNS connections 1 ms apart, each with a
+ * zero-length frame (one error reply, then the server's lingering close), never reads or
+ * closes them, and holds them 2.5 s; hostile.sh counts the daemon's descriptors meanwhile. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
@@ -877,6 +880,49 @@ static int cc_ask(const char *cc)
 	return 0;
 }
 
+/* Connections that each earn one error reply and a lingering close, held open unread. */
+static int linger_flood(const char *srcaddr, int conns)
+{
+	static const uint8_t empty[4] = { 0, 0, 0, 0 }; /* a zero-length frame: an error */
+	struct sockaddr_storage src;
+	socklen_t srclen;
+	char err[256];
+	int *fd = calloc((size_t)conns, sizeof(*fd)), opened = 0, reset = 0;
+	int64_t t0 = clock_mono_ns();
+
+	if (fd == NULL || sock_resolve(srcaddr, 0, SOCK_STREAM, &src, &srclen, err, sizeof(err)) < 0) {
+		fprintf(stderr, "hostile: %s\n", fd ? err : "out of memory");
+		return 2;
+	}
+	for (int i = 0; i < conns; i++) {
+		fd[i] = connect_from(&src, srclen);
+		if (fd[i] >= 0) {
+			send_all(fd[i], empty, sizeof(empty));
+			opened++;
+		}
+		usleep(1000);
+	}
+	printf("linger flood from %s: %d of %d connections opened in %.2f s\n", srcaddr, opened,
+	       conns, (double)(clock_mono_ns() - t0) / 1e9);
+	fflush(stdout);
+	usleep(2500 * 1000);
+	for (int i = 0; i < conns; i++) {
+		char b[64];
+		ssize_t n;
+
+		if (fd[i] < 0)
+			continue;
+		/* A reset (before its reply was read): the server dropped it over its cap. */
+		while ((n = recv(fd[i], b, sizeof(b), MSG_DONTWAIT)) > 0)
+			;
+		reset += n < 0 && errno == ECONNRESET;
+		close(fd[i]);
+	}
+	printf("linger flood from %s: %d of them found reset\n", srcaddr, reset);
+	free(fd);
+	return 0;
+}
+
 /* Resolves the target of a load mode into srv; exits on failure. */
 static void load_target(const char *host, const char *port)
 {
@@ -914,6 +960,10 @@ int main(int argc, char **argv)
 		load_target(argv[2], argv[3]);
 		return cc_ask(argv[4]);
 	}
+	if (argc == 6 && strcmp(argv[1], "--linger-flood") == 0) {
+		load_target(argv[2], argv[3]);
+		return linger_flood(argv[4], atoi(argv[5]));
+	}
 	if (argc == 7 && strcmp(argv[1], "--udp-flood") == 0) {
 		load_target(argv[2], argv[3]);
 		srand(2);
@@ -926,7 +976,8 @@ int main(int argc, char **argv)
 			"       hostile --psk-hold HOST PORT SRC CONNS MAXHELD\n"
 			"       hostile --session-hog HOST PORT SRC CONNS VICTIM\n"
 			"       hostile --bye-hold HOST PORT\n"
-			"       hostile --cc HOST PORT NAME\n");
+			"       hostile --cc HOST PORT NAME\n"
+			"       hostile --linger-flood HOST PORT SRC CONNS\n");
 		return 2;
 	}
 	if (sock_resolve(argv[1], (uint16_t)atoi(argv[2]), SOCK_STREAM, &srv, &srvlen, err, sizeof(err)) < 0) {

@@ -7,7 +7,8 @@
 #    trickling, half a hello; more than that client's share), a flood of bad datagrams at the
 #    reflector and DNS ports, and meanwhile a normal test from another source, which must
 #    succeed; then slowloris from four sources at once, past the global cap, a client with a
-#    session that opens silent connections (held to its cap: another client is served), and a
+#    session that opens silent connections (held to its cap: another client is served), a
+#    flood of connections that each earn an error reply (their lingering closes capped), and a
 #    normal test after it. Throughout, the daemon must stay up and its RSS bounded; its counters, logged
 #    at shutdown, must show the bad input.
 # 3. with a psk-file: challenges held unanswered by one source are capped and closed within the
@@ -129,6 +130,24 @@ EOF
 # session used to exempt its client, which could then fill all 80 places).
 ip netns exec "$ns" "$bindir/hostile" --session-hog 127.0.0.1 $port 127.0.0.2 100 127.0.0.1 ||
 	{ echo "FAIL: a client with a session took the whole pending budget"; exit 1; }
+# 400 connections 1 ms apart, each earning an error reply and a lingering close (2 s), held
+# unread: at most 80 (the pending cap) may linger at once, so the daemon's descriptors grow by
+# at most that and a client's pending share (24), not by one per connection.
+sleep 1
+fds() { ls "/proc/$dpid/fd" | wc -l; }
+fd0=$(fds)
+ip netns exec "$ns" "$bindir/hostile" --linger-flood 127.0.0.1 $port 127.0.0.10 400 &
+hpid=$!
+fdmax=$fd0
+while kill -0 $hpid 2> /dev/null; do
+	n=$(fds)
+	[ "$n" -le "$fdmax" ] || fdmax=$n
+	sleep 0.1
+done
+wait $hpid
+echo "lingering closes: daemon descriptors $fd0 before the flood, at most $fdmax during it"
+[ "$fdmax" -le $((fd0 + 80 + 24 + 8)) ] ||
+	{ echo "FAIL: lingering connections are not capped"; exit 1; }
 ip netns exec "$ns" "$bindir/bloatmeter" -p $port --phases idle,download -t 2 --idle 1 --gap 0.5 \
 	-P 2 -q 127.0.0.1
 kill -0 $dpid
@@ -157,6 +176,7 @@ check() {
 }
 check "connections timed out before their first message" "$(after "timed out")"
 check "connections reset over the pending cap" "$(after "over the pending cap")"
+check "lingering closes cut short over their cap" "$(after "lingering closes cut short")"
 check "undecodable probe datagrams" "$(after "UDP reflected [0-9]+, bad" | tail -1)"
 check "probe datagrams with unknown tokens" "$(after "unknown")"
 check "malformed DNS queries" "$(before "bad, [0-9]+ rate-limited")"
