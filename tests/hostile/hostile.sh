@@ -16,6 +16,7 @@
 # 4. a session whose client never reads its control connection, says bye and keeps probing
 #    is freed within a bounded time of the bye.
 # 5. a congestion control the kernel does not have is refused without being tried (strace).
+# 6. an HTTP request whose headers trickle in is closed at the connection's fixed deadline.
 # Usage: hostile.sh BINDIR
 set -euo pipefail
 bindir=$1
@@ -260,3 +261,43 @@ if command -v strace > /dev/null; then
 else
 	echo "SKIP hostile cc: no strace"
 fi
+
+echo "== HTTP: a request whose headers trickle in =="
+# One header byte every 4 s keeps evhttp's inactivity timeout (10 s) from ever firing; the
+# connection must still be closed at its fixed deadline (HTTPCAP_CONN_MAX_S, 20 s) and not
+# hold one of the http-max-connections slots for as long as the client likes.
+port=4810
+ip netns exec "$ns" "$bindir/bloatmeterd" "${dflags[@]}" -p $port --dns-port 0 --http-port 4811 \
+	-v > "$log" 2>&1 &
+dpid=$!
+sleep 0.5
+ip netns exec "$ns" python3 - 4811 << 'PYEOF' || { echo "FAIL: a trickling HTTP client kept its connection"; exit 1; }
+import socket, sys, time
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=5)
+s.sendall(b"GET / HTTP/1.1\r\nHost: t\r\nX-Slow: ")
+t0, closed = time.monotonic(), None
+s.settimeout(4)
+while time.monotonic() - t0 < 30:
+    try:
+        if s.recv(4096) == b"":
+            closed = time.monotonic() - t0
+            break
+    except socket.timeout:
+        pass
+    except ConnectionResetError:
+        closed = time.monotonic() - t0
+        break
+    try:
+        s.send(b"a")  # one byte of a header that never ends
+    except OSError:
+        closed = time.monotonic() - t0
+        break
+print("HTTP headers trickled one byte every 4 s: connection %s" %
+      ("still open after 30 s" if closed is None else "closed after %.1f s" % closed))
+sys.exit(0 if closed is not None and closed < 24 else 1)
+PYEOF
+kill -0 $dpid
+kill $dpid
+wait $dpid || true
+dpid=
+echo "PASS hostile http: a connection trickling its headers is closed at its deadline"
