@@ -27,7 +27,7 @@ struct ctrl_linger {
 	struct worker_obj obj;        /* listed on its worker for shutdown */
 	const struct event_base *base; /* its thread's: only that one may free it */
 	int linked;                   /* on srv->lingering */
-	struct ctrl_linger *prev, *next;
+	TAILQ_ENTRY(ctrl_linger) link;
 };
 
 #define LINGER_S 2
@@ -62,15 +62,7 @@ static void linger_unlink_locked(struct ctrl_linger *l)
 
 	if (!l->linked)
 		return;
-	if (l->prev)
-		l->prev->next = l->next;
-	else
-		srv->lingering = l->next;
-	if (l->next)
-		l->next->prev = l->prev;
-	else
-		srv->lingering_tail = l->prev;
-	l->prev = l->next = NULL;
+	TAILQ_REMOVE(&srv->lingering, l, link);
 	l->linked = 0;
 	srv->nlingering--;
 }
@@ -138,10 +130,13 @@ static int linger_link(struct server_ctx *srv, struct ctrl_linger *l)
 	struct ctrl_linger *old = NULL;
 
 	pthread_mutex_lock(&srv->lock);
+	if (srv->lingering.tqh_last == NULL) /* the first one: server_ctx starts zeroed */
+		TAILQ_INIT(&srv->lingering);
 	if (srv->nlingering >= ctrlmsg_linger_max(srv)) {
 		/* The walk is bounded by the cap; it runs only at the cap. */
-		for (old = srv->lingering; old && old->base != l->base; old = old->next)
-			;
+		TAILQ_FOREACH(old, &srv->lingering, link)
+			if (old->base == l->base)
+				break;
 		if (old == NULL) {
 			pthread_mutex_unlock(&srv->lock);
 			atomic_fetch_add(&srv->counters.linger_dropped, 1);
@@ -149,12 +144,7 @@ static int linger_link(struct server_ctx *srv, struct ctrl_linger *l)
 		}
 		linger_unlink_locked(old);
 	}
-	l->prev = srv->lingering_tail;
-	if (l->prev)
-		l->prev->next = l;
-	else
-		srv->lingering = l;
-	srv->lingering_tail = l;
+	TAILQ_INSERT_TAIL(&srv->lingering, l, link);
 	l->linked = 1;
 	srv->nlingering++;
 	pthread_mutex_unlock(&srv->lock);

@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <sys/queue.h>
 
 #include <event2/event.h>
 
@@ -81,11 +82,10 @@ struct server_ctx {
 	int udp_ts_kernel;                   /* reflector receives with kernel timestamps */
 	int npending;                        /* connections under the pending caps, from accept
 					      * to their welcome or refusal (server/pendcap.h) */
-	struct pendcap_slot *pendcap;        /* their places, to count them per client */
+	LIST_HEAD(, pendcap_slot) pendcap;   /* their places, to count them per client */
 	struct pending_conn *pending;        /* the accept stage's (server/accept.c), for shutdown */
-	struct ctrl_linger *lingering;       /* closing after a last reply, oldest first, and the */
-	struct ctrl_linger *lingering_tail;  /* newest (server/ctrlmsg.c); */
-	int nlingering;                      /* how many */
+	TAILQ_HEAD(, ctrl_linger) lingering; /* closing after a last reply, oldest first */
+	int nlingering;                      /* (server/ctrlmsg.c), how many */
 	struct limits_admission *admission;  /* host egress sampler; NULL = admission control off */
 	struct testring *tests;              /* recent tests and histograms (server/testring.h) */
 	atomic_int shutting_down;            /* SIGTERM/SIGINT seen: /healthz says 503 */

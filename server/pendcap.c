@@ -9,7 +9,7 @@
 
 struct pendcap_slot {
 	struct sockaddr_storage peer;
-	struct pendcap_slot *prev, *next; /* srv->pendcap, under srv->lock */
+	LIST_ENTRY(pendcap_slot) link; /* srv->pendcap, under srv->lock */
 };
 
 int pendcap_client_max(const struct server_ctx *srv)
@@ -31,7 +31,8 @@ static int pendcap_room_locked(const struct server_ctx *srv, const struct sockad
 
 	if (srv->npending >= pendcap_max(srv))
 		return 0;
-	for (const struct pendcap_slot *s = srv->pendcap; s && n < max; s = s->next)
+	for (const struct pendcap_slot *s = LIST_FIRST(&srv->pendcap); s && n < max;
+	     s = LIST_NEXT(s, link))
 		n += sock_same_client((const struct sockaddr *)&s->peer, peer);
 	return n < max;
 }
@@ -45,7 +46,6 @@ struct pendcap_slot *pendcap_take(struct server_ctx *srv, const struct sockaddr_
 	if (s == NULL)
 		return NULL;
 	s->peer = *peer;
-	s->prev = NULL;
 	pthread_mutex_lock(&srv->lock);
 	if (!pendcap_room_locked(srv, (const struct sockaddr *)peer)) {
 		pthread_mutex_unlock(&srv->lock);
@@ -53,10 +53,7 @@ struct pendcap_slot *pendcap_take(struct server_ctx *srv, const struct sockaddr_
 		*over_cap = 1;
 		return NULL;
 	}
-	s->next = srv->pendcap;
-	if (s->next)
-		s->next->prev = s;
-	srv->pendcap = s;
+	LIST_INSERT_HEAD(&srv->pendcap, s, link);
 	srv->npending++;
 	pthread_mutex_unlock(&srv->lock);
 	return s;
@@ -67,12 +64,7 @@ void pendcap_release(struct server_ctx *srv, struct pendcap_slot *s)
 	if (s == NULL)
 		return;
 	pthread_mutex_lock(&srv->lock);
-	if (s->prev)
-		s->prev->next = s->next;
-	else
-		srv->pendcap = s->next;
-	if (s->next)
-		s->next->prev = s->prev;
+	LIST_REMOVE(s, link);
 	srv->npending--;
 	pthread_mutex_unlock(&srv->lock);
 	free(s);
