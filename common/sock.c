@@ -13,6 +13,8 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "common/fileio.h"
+
 int sock_set_nonblock(int fd)
 {
 	int fl = fcntl(fd, F_GETFL);
@@ -44,6 +46,38 @@ int sock_set_abortive_close(int fd)
 int sock_set_cc(int fd, const char *name)
 {
 	return setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, name, (socklen_t)strlen(name));
+}
+
+int sock_cc_listed(const char *list, const char *name)
+{
+	size_t n = strlen(name);
+
+	if (n == 0)
+		return 0;
+	for (const char *p = list; *p;) {
+		size_t w;
+
+		p += strspn(p, " \t\n");
+		w = strcspn(p, " \t\n");
+		if (w == n && memcmp(p, name, n) == 0)
+			return 1;
+		p += w;
+	}
+	return 0;
+}
+
+int sock_cc_available(const char *name)
+{
+	char list[4096 + 1]; /* the kernel's list is one line of names of at most 15 bytes */
+	int fd = open("/proc/sys/net/ipv4/tcp_available_congestion_control", O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? fileio_read_bounded(fd, list, sizeof(list) - 1) : -1;
+
+	if (fd >= 0)
+		close(fd);
+	if (n < 0)
+		return 0;
+	list[n] = '\0';
+	return sock_cc_listed(list, name);
 }
 
 int sock_get_cc(int fd, char *buf, size_t len)

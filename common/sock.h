@@ -18,8 +18,16 @@ int sock_set_nodelay(int fd);
 int sock_set_notsent_lowat(int fd, int bytes);
 /* Makes close() reset the connection and drop unsent data, so load stops at once. */
 int sock_set_abortive_close(int fd);
-/* Sets TCP_CONGESTION; returns 0 or -1 with errno (EPERM when not allowed unprivileged). */
+/* Sets TCP_CONGESTION; returns 0 or -1 with errno (EPERM when not allowed unprivileged). With
+ * CAP_NET_ADMIN (or CAP_SYS_MODULE) a name the kernel does not have loaded makes it try to
+ * load module tcp_NAME: check remote-chosen names with sock_cc_available first. */
 int sock_set_cc(int fd, const char *name);
+/* Whether name is one of the words in list (blank-separated, as the kernel writes
+ * tcp_available_congestion_control); 1 or 0. */
+int sock_cc_listed(const char *list, const char *name);
+/* Whether name is in /proc/sys/net/ipv4/tcp_available_congestion_control (the algorithms
+ * built in or loaded now); 1 or 0 (also when the file cannot be read). */
+int sock_cc_available(const char *name);
 /* Marks the socket's packets with DSCP 0..63 (IP_TOS or IPV6_TCLASS by the socket's family);
  * dscp < 0 leaves the default. 0 or -1 with errno. */
 int sock_set_dscp(int fd, int dscp);

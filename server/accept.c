@@ -1,6 +1,7 @@
-/* accept: new TCP connections up to their first whole message — the caps on such pending
- * connections, their fixed deadline, TLS detection and handshake — and the hand-over to the
- * control, data or connect-probe code by what that message is (docs/protocol.md). The main
+/* accept: new TCP connections up to their first whole message — their place under the caps
+ * (server/pendcap.h), their fixed deadline, TLS detection and handshake — and the hand-over to
+ * the control, data or connect-probe code by what that message is (docs/protocol.md); a
+ * control connection takes its place and deadline along to its hello stage. The main
  * thread peeks at the first bytes: a plain connection's first message is read there, then it
  * moves to a worker (server/worker.h) — a data connection or connect probe to its session's, a
  * control connection to the least loaded. A TLS one moves before its handshake, which runs on
@@ -27,6 +28,7 @@
 #include "server/bulk.h"
 #include "server/connprobe.h"
 #include "server/hello.h"
+#include "server/pendcap.h"
 #include "server/sessionlist.h"
 #include "server/worker.h"
 
@@ -51,57 +53,14 @@ struct pending_conn {
 	uint8_t *in;             /* its decrypted bytes (PENDING_TLS_CAP, after the handshake) */
 	size_t inlen;
 	struct event *deadline;  /* absolute: a trickling peer cannot stretch it */
-	int64_t deadline_ns;     /* when it fires, so a worker can set it again (TLS) */
+	int64_t deadline_ns;     /* when it fires, so a worker can set it again (TLS), and the
+				  * hello stage goes on under it (server/hello.h) */
+	struct pendcap_slot *slot; /* its place under the caps (server/pendcap.h) */
 	int worker;              /* TLS: the worker running the handshake */
 	struct event_base *base; /* TLS: that worker's */
 	struct sockaddr_storage peer;
-	struct pending_conn *prev, *next; /* srv->pending, under srv->lock */
+	struct pending_conn *prev, *next; /* srv->pending (for shutdown), under srv->lock */
 };
-
-/* At most this many connections may wait for their first message: every session's control
- * and data connections arriving at once still fit (a client sends its first message with its
- * handshake, so legitimate ones wait one round of the loop), but silent or trickling peers
- * cannot hold an unbounded number of sockets and buffers (each may buffer one 64 KiB frame). */
-static int server_pending_max(const struct server_ctx *srv)
-{
-	return 4 * srv->cfg->max_sessions + 64;
-}
-
-/* A client (IPv4 address or IPv6 /64) without a running session may hold this many of them
- * (a session's flows in both directions at once, plus some), so one source cannot fill the
- * whole pending budget and lock everyone else out. A client with a session is exempt: its
- * bursts (every flow of a phase at once, connect probes) are the test itself, and how many
- * sessions one client may hold is limited already. */
-static int server_pending_client_max(const struct server_ctx *srv)
-{
-	return 2 * srv->cfg->max_flows + 16;
-}
-
-/* Is there room for one more pending connection from peer? The walks are bounded by
- * max-sessions and by the global cap, which is checked first. Caller holds srv->lock. */
-static int pending_admit_locked(const struct server_ctx *srv, const struct sockaddr *peer)
-{
-	int n = 0, max = server_pending_client_max(srv);
-
-	if (srv->npending >= server_pending_max(srv))
-		return 0;
-	for (const struct session *s = srv->sessions; s; s = s->next)
-		if (sock_same_client((const struct sockaddr *)&s->peer, peer))
-			return 1;
-	for (const struct pending_conn *pc = srv->pending; pc && n < max; pc = pc->next)
-		n += sock_same_client((const struct sockaddr *)&pc->peer, peer);
-	return n < max;
-}
-
-static int pending_admit(struct server_ctx *srv, const struct sockaddr *peer)
-{
-	int ok;
-
-	pthread_mutex_lock(&srv->lock);
-	ok = pending_admit_locked(srv, peer);
-	pthread_mutex_unlock(&srv->lock);
-	return ok;
-}
 
 /* Ends the pending stage: frees what the connection still owns (all of it when it is dropped,
  * nothing a hand-over took). */
@@ -116,8 +75,8 @@ static void pending_free(struct pending_conn *pc)
 		srv->pending = pc->next;
 	if (pc->next)
 		pc->next->prev = pc->prev;
-	srv->npending--;
 	pthread_mutex_unlock(&srv->lock);
+	pendcap_release(srv, pc->slot);
 	worker_obj_remove(&pc->obj);
 	if (pc->deadline)
 		event_free(pc->deadline);
@@ -182,6 +141,8 @@ static struct worker_job *pending_job_new(enum worker_job_kind kind, int fd, SSL
 	j->ssl = ssl;
 	j->peer = *peer;
 	j->pc = NULL;
+	j->slot = NULL;
+	j->deadline_ns = 0;
 	j->len = len;
 	if (len > 0)
 		memcpy(j->data, data, len);
@@ -275,17 +236,26 @@ static enum tls_io pending_tls_step(struct pending_conn *pc)
 }
 
 /* A TLS control connection past its first frame: an OpenSSL bufferevent on the socket, its
- * input the decrypted bytes so far, for server/hello.c like a plain one. Takes fd and ssl. */
-static void pending_tls_control(struct server_ctx *srv, int worker, struct event_base *base,
-				int fd, SSL *ssl, const struct sockaddr *peer,
-				const uint8_t *in, size_t len)
+ * input the decrypted bytes so far, for server/hello.c like a plain one, with pc's place under
+ * the caps and its deadline. Takes fd and ssl (out of pc already) and frees pc. */
+static void pending_tls_control(struct pending_conn *pc, int fd, SSL *ssl, const uint8_t *in,
+				size_t len)
 {
+	struct server_ctx *srv = pc->srv;
+	struct sockaddr_storage peer = pc->peer;
+	struct pendcap_slot *slot = pc->slot;
+	int64_t deadline_ns = pc->deadline_ns;
+	int worker = pc->worker;
 	/* libevent 2.1 frees ssl itself when this fails (BEV_OPT_CLOSE_ON_FREE), not fd. */
-	struct bufferevent *bev = bufferevent_openssl_socket_new(base, fd, ssl, BUFFEREVENT_SSL_OPEN,
+	struct bufferevent *bev = bufferevent_openssl_socket_new(pc->base, fd, ssl,
+								 BUFFEREVENT_SSL_OPEN,
 								 BEV_OPT_CLOSE_ON_FREE);
 
+	pc->slot = NULL;
+	pending_free(pc);
 	if (bev == NULL) {
 		close(fd);
+		pendcap_release(srv, slot);
 		return;
 	}
 	bufferevent_openssl_set_allow_dirty_shutdown(bev, 1);
@@ -293,9 +263,10 @@ static void pending_tls_control(struct server_ctx *srv, int worker, struct event
 	if (evbuffer_prepend(bufferevent_get_input(bev), in, len) < 0 ||
 	    bufferevent_enable(bev, EV_READ) < 0) {
 		bufferevent_free(bev);
+		pendcap_release(srv, slot);
 		return;
 	}
-	hello_start(srv, worker, bev, peer);
+	hello_start(srv, worker, bev, (struct sockaddr *)&peer, slot, deadline_ns);
 }
 
 /* A data connection of a TLS load (docs/protocol.md) past its hello: to its session's worker
@@ -322,11 +293,10 @@ static void pending_tls_data(struct server_ctx *srv, int worker, int fd, SSL *ss
 }
 
 /* The TLS connection's first message is in: it leaves the pending stage as a data connection
- * of a TLS load or as a control connection. */
+ * of a TLS load, or goes on to its hello stage as a control connection. */
 static void pending_tls_done(struct pending_conn *pc)
 {
 	struct server_ctx *srv = pc->srv;
-	struct event_base *base = pc->base;
 	struct sockaddr_storage peer = pc->peer;
 	int fd = pc->fd, worker = pc->worker;
 	SSL *ssl = pc->ssl;
@@ -336,11 +306,12 @@ static void pending_tls_done(struct pending_conn *pc)
 	pc->fd = -1;
 	pc->ssl = NULL;
 	pc->in = NULL;
-	pending_free(pc);
-	if (wire_is_data_magic(in, len))
+	if (wire_is_data_magic(in, len)) {
+		pending_free(pc);
 		pending_tls_data(srv, worker, fd, ssl, &peer, in, len);
-	else
-		pending_tls_control(srv, worker, base, fd, ssl, (struct sockaddr *)&peer, in, len);
+	} else {
+		pending_tls_control(pc, fd, ssl, in, len);
+	}
 	free(in);
 }
 
@@ -422,7 +393,8 @@ static void pending_tls_hand_over(struct pending_conn *pc)
 
 /* Moves a plain connection, classified by its first whole message, to worker: its socket (a
  * duplicate: the bufferevent here closes the original) and the bytes read so far. It leaves
- * the pending stage here. */
+ * the accept stage here; a control connection takes its place under the caps and its deadline
+ * along to the hello stage. */
 static void pending_hand_over(struct pending_conn *pc, enum worker_job_kind kind, int worker)
 {
 	struct server_ctx *srv = pc->srv;
@@ -439,6 +411,11 @@ static void pending_hand_over(struct pending_conn *pc, enum worker_job_kind kind
 			close(fd);
 		pending_free(pc);
 		return;
+	}
+	if (kind == WORKER_JOB_CONTROL) {
+		j->slot = pc->slot;
+		j->deadline_ns = pc->deadline_ns;
+		pc->slot = NULL;
 	}
 	pending_free(pc);
 	if (worker_submit(srv->workers, worker, j) < 0)
@@ -557,24 +534,27 @@ static void pending_deadline_callback(evutil_socket_t fd, short what, void *arg)
 	pending_free(pc);
 }
 
-/* Takes a new connection into the pending stage; closes it when that fails. */
-static void pending_start(struct server_ctx *srv, int fd, const struct sockaddr_storage *peer)
+/* Takes a new connection, with its place under the caps, into the pending stage; closes it
+ * when that fails. */
+static void pending_start(struct server_ctx *srv, int fd, const struct sockaddr_storage *peer,
+			  struct pendcap_slot *slot)
 {
 	struct timeval tmo = { srv->cfg->handshake_timeout_s, 0 };
 	struct pending_conn *pc = calloc(1, sizeof(*pc));
 
 	if (pc == NULL) {
 		close(fd);
+		pendcap_release(srv, slot);
 		return;
 	}
 	pc->srv = srv;
+	pc->slot = slot;
 	pc->stage = PENDING_PEEK;
 	worker_obj_init(&pc->obj, pending_obj_close);
 	pc->fd = fd;
 	pc->peer = *peer;
 	pc->deadline_ns = clock_mono_ns() + (int64_t)tmo.tv_sec * NS_PER_SEC;
 	pthread_mutex_lock(&srv->lock);
-	srv->npending++;
 	pc->next = srv->pending;
 	if (pc->next)
 		pc->next->prev = pc;
@@ -594,6 +574,8 @@ void accept_callback(evutil_socket_t lfd, short what, void *arg)
 	for (int i = 0; i < 64; i++) {
 		struct sockaddr_storage peer;
 		socklen_t plen = sizeof(peer);
+		struct pendcap_slot *slot;
+		int over_cap;
 		int fd = accept4(lfd, (struct sockaddr *)&peer, &plen, SOCK_NONBLOCK | SOCK_CLOEXEC);
 
 		if (fd < 0) {
@@ -603,15 +585,16 @@ void accept_callback(evutil_socket_t lfd, short what, void *arg)
 				log_warn("accept");
 			return;
 		}
-		if (!pending_admit(srv, (struct sockaddr *)&peer)) {
+		if ((slot = pendcap_take(srv, &peer, &over_cap)) == NULL) {
 			/* A reset, so the refusal leaves no TIME_WAIT state here. */
-			atomic_fetch_add(&srv->counters.conn_pending_refused, 1);
+			if (over_cap)
+				atomic_fetch_add(&srv->counters.conn_pending_refused, 1);
 			(void)sock_set_abortive_close(fd);
 			close(fd);
 			continue;
 		}
 		(void)sock_set_nodelay(fd);
-		pending_start(srv, fd, &peer);
+		pending_start(srv, fd, &peer, slot);
 	}
 }
 
@@ -635,16 +618,19 @@ void accept_job_run(struct server_ctx *srv, int worker, struct event_base *base,
 		accept_job_drop(srv, j);
 		return;
 	}
+	j->fd = -1; /* bev's now */
 	bufferevent_setwatermark(bev, EV_READ, 0, WIRE_CTRL_MAX + WIRE_CTRL_HDR);
 	/* The input is empty and frozen only at its end: the bytes go in front. */
 	if (evbuffer_prepend(bufferevent_get_input(bev), j->data, j->len) < 0 ||
-	    bufferevent_enable(bev, EV_READ) < 0)
+	    bufferevent_enable(bev, EV_READ) < 0) {
 		bufferevent_free(bev);
-	else if (j->kind == WORKER_JOB_CONNPROBE)
+	} else if (j->kind == WORKER_JOB_CONNPROBE) {
 		connprobe_start(srv, bev, (struct sockaddr *)&j->peer);
-	else
-		hello_start(srv, worker, bev, (struct sockaddr *)&j->peer);
-	free(j);
+	} else {
+		hello_start(srv, worker, bev, (struct sockaddr *)&j->peer, j->slot, j->deadline_ns);
+		j->slot = NULL;
+	}
+	accept_job_drop(srv, j); /* what is left of it */
 }
 
 void accept_close_main(struct server_ctx *srv)
@@ -665,6 +651,7 @@ void accept_job_drop(struct server_ctx *srv, struct worker_job *j)
 {
 	if (j->pc != NULL)
 		pending_free(j->pc);
+	pendcap_release(srv, j->slot);
 	SSL_free(j->ssl);
 	if (j->fd >= 0)
 		close(j->fd);

@@ -1,7 +1,8 @@
 /* ctrlmsg: framing on a bufferevent (common/frame.c) and the lingering close after a last
- * reply. */
+ * reply, its number capped. */
 #include "server/ctrlmsg.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <sys/socket.h>
 
@@ -9,16 +10,24 @@
 #include <event2/event.h>
 
 #include "common/frame.h"
+#include "common/log.h"
+#include "common/sock.h"
 #include "common/wire.h"
 #include "server/ctx.h"
+#include "server/pendcap.h"
 #include "server/worker.h"
 
 /* A connection we are closing after one reply: it lives at most LINGER_S from the reply, a
- * fixed deadline (a read timeout would restart on every byte a peer trickles). */
+ * fixed deadline (a read timeout would restart on every byte a peer trickles), and is listed
+ * (oldest first) so that their number stays under ctrlmsg_linger_max. */
 struct ctrl_linger {
+	struct server_ctx *srv;
 	struct bufferevent *bev;
 	struct event *deadline;
 	struct worker_obj obj;        /* listed on its worker for shutdown */
+	const struct event_base *base; /* its thread's: only that one may free it */
+	int linked;                   /* on srv->lingering */
+	TAILQ_ENTRY(ctrl_linger) link;
 };
 
 #define LINGER_S 2
@@ -41,8 +50,28 @@ json_object *ctrlmsg_error(const char *reason)
 	return msg;
 }
 
+int ctrlmsg_linger_max(const struct server_ctx *srv)
+{
+	return pendcap_max(srv);
+}
+
+/* Takes l off srv->lingering if it is on it. Caller holds srv->lock. */
+static void linger_unlink_locked(struct ctrl_linger *l)
+{
+	struct server_ctx *srv = l->srv;
+
+	if (!l->linked)
+		return;
+	TAILQ_REMOVE(&srv->lingering, l, link);
+	l->linked = 0;
+	srv->nlingering--;
+}
+
 static void linger_free(struct ctrl_linger *l)
 {
+	pthread_mutex_lock(&l->srv->lock);
+	linger_unlink_locked(l);
+	pthread_mutex_unlock(&l->srv->lock);
 	worker_obj_remove(&l->obj);
 	if (l->deadline)
 		event_free(l->deadline);
@@ -86,8 +115,51 @@ static void linger_write_callback(struct bufferevent *bev, void *arg)
 	bufferevent_enable(bev, EV_READ);
 }
 
+/* Closes bev with a reset (SO_LINGER 0): no reply, no lingering, no TIME_WAIT. */
+static void linger_reset(struct bufferevent *bev)
+{
+	(void)sock_set_abortive_close(bufferevent_getfd(bev));
+	bufferevent_free(bev);
+}
+
+/* Lists l as the newest lingering connection. At the cap, the oldest one on l's thread goes
+ * (reset) to make room; when this thread has none, l is refused: 0, or -1 to reset l's
+ * connection instead. Both counted (linger_dropped). */
+static int linger_link(struct server_ctx *srv, struct ctrl_linger *l)
+{
+	struct ctrl_linger *old = NULL;
+
+	pthread_mutex_lock(&srv->lock);
+	if (srv->lingering.tqh_last == NULL) /* the first one: server_ctx starts zeroed */
+		TAILQ_INIT(&srv->lingering);
+	if (srv->nlingering >= ctrlmsg_linger_max(srv)) {
+		/* The walk is bounded by the cap; it runs only at the cap. */
+		TAILQ_FOREACH(old, &srv->lingering, link)
+			if (old->base == l->base)
+				break;
+		if (old == NULL) {
+			pthread_mutex_unlock(&srv->lock);
+			atomic_fetch_add(&srv->counters.linger_dropped, 1);
+			return -1;
+		}
+		linger_unlink_locked(old);
+	}
+	TAILQ_INSERT_TAIL(&srv->lingering, l, link);
+	l->linked = 1;
+	srv->nlingering++;
+	pthread_mutex_unlock(&srv->lock);
+	if (old != NULL) {
+		atomic_fetch_add(&srv->counters.linger_dropped, 1);
+		log_debug("lingering connections at their cap (%d): the oldest one is reset",
+			  ctrlmsg_linger_max(srv));
+		(void)sock_set_abortive_close(bufferevent_getfd(old->bev));
+		linger_free(old);
+	}
+	return 0;
+}
+
 /* Takes over bev for its last moments: freed at the fixed deadline at the latest. NULL (bev
- * freed) when out of memory or events. */
+ * freed, with a reset over the cap) when out of memory or events, or refused over the cap. */
 static struct ctrl_linger *linger_new(struct server_ctx *srv, struct bufferevent *bev)
 {
 	struct timeval tmo = { LINGER_S, 0 };
@@ -98,7 +170,14 @@ static struct ctrl_linger *linger_new(struct server_ctx *srv, struct bufferevent
 		bufferevent_free(bev);
 		return NULL;
 	}
+	l->srv = srv;
 	l->bev = bev;
+	l->base = bufferevent_get_base(bev);
+	if (linger_link(srv, l) < 0) {
+		linger_reset(bev);
+		free(l);
+		return NULL;
+	}
 	worker_obj_init(&l->obj, linger_obj_close);
 	worker_obj_add_base(srv->workers, bufferevent_get_base(bev), &l->obj);
 	l->deadline = evtimer_new(bufferevent_get_base(bev), linger_deadline_callback, l);

@@ -1,8 +1,8 @@
 /* ctrlmsg: control messages on one connection (a bufferevent): queueing one, taking the next
  * whole one, and the last reply before a close (an error or busy, flushed, then a lingering
- * close that discards what the peer still sends until it closes or LINGER_S pass). The
- * control stages call it on the thread of the connection's worker: server/hello.c,
- * server/admission.c and server/sessionlife.c. */
+ * close that discards what the peer still sends until it closes or LINGER_S pass; at most
+ * ctrlmsg_linger_max such at once). The control stages call it on the thread of the
+ * connection's worker: server/hello.c, server/admission.c and server/sessionlife.c. */
 #ifndef BM_CTRLMSG_H
 #define BM_CTRLMSG_H
 
@@ -26,5 +26,9 @@ json_object *ctrlmsg_error(const char *reason);
 void ctrlmsg_reply_and_close(struct server_ctx *srv, struct bufferevent *bev, json_object *msg);
 /* ctrlmsg_reply_and_close with ctrlmsg_error(reason). */
 void ctrlmsg_fail(struct server_ctx *srv, struct bufferevent *bev, const char *reason);
+/* At most this many connections linger at once (server_ctx.nlingering): as many as may be
+ * pending (pendcap_max). A new one over it resets the oldest of its own thread, or is itself
+ * reset without its reply when that thread has none; counted in linger_dropped. */
+int ctrlmsg_linger_max(const struct server_ctx *srv);
 
 #endif

@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <sys/queue.h>
 
 #include <event2/event.h>
 
@@ -13,6 +14,8 @@
 #include "server/config.h"
 #include "server/session.h"
 
+struct ctrl_linger;
+struct pendcap_slot;
 struct worker_pool;
 
 /* Remote faults are counted, not logged loudly (STYLE: remote faults never flood the log). */
@@ -54,13 +57,15 @@ struct server_counters {
 	atomic_uint_least64_t tls_flows;       /* TLS load flows attached to their session */
 	atomic_uint_least64_t tls_flows_ktls_send; /* ... of them, the kernel encrypts */
 	atomic_uint_least64_t tls_flows_ktls_recv; /* ... of them, the kernel decrypts */
+	atomic_uint_least64_t linger_dropped;  /* closes after a last reply cut short by a reset:
+						* over the cap of lingering ones (server/ctrlmsg.h) */
 };
 
 /* Threads (docs/design.md, "Threads"): the main thread runs base (accept, HTTP, signals), the
  * workers (server/worker.h) run the sessions, the reflector and DNS responder their own loops.
- * lock guards the session list and count, the session ids and the pending list; cfg is
- * swapped whole on reload (an atomic pointer; old versions live until exit), so a reader sees
- * one consistent version. */
+ * lock guards the session list and count, the session ids, the pending and the lingering
+ * lists; cfg is swapped whole on reload (an atomic pointer; old versions live until exit), so
+ * a reader sees one consistent version. */
 struct server_ctx {
 	_Atomic(const struct server_config *) cfg;
 	struct event_base *base;
@@ -75,8 +80,12 @@ struct server_ctx {
 	struct session_table table;
 	struct server_counters counters;
 	int udp_ts_kernel;                   /* reflector receives with kernel timestamps */
-	int npending;                        /* connections not yet classified (server.c) */
-	struct pending_conn *pending;        /* their list, to count them per client */
+	int npending;                        /* connections under the pending caps, from accept
+					      * to their welcome or refusal (server/pendcap.h) */
+	LIST_HEAD(, pendcap_slot) pendcap;   /* their places, to count them per client */
+	struct pending_conn *pending;        /* the accept stage's (server/accept.c), for shutdown */
+	TAILQ_HEAD(, ctrl_linger) lingering; /* closing after a last reply, oldest first */
+	int nlingering;                      /* (server/ctrlmsg.c), how many */
 	struct limits_admission *admission;  /* host egress sampler; NULL = admission control off */
 	struct testring *tests;              /* recent tests and histograms (server/testring.h) */
 	atomic_int shutting_down;            /* SIGTERM/SIGINT seen: /healthz says 503 */

@@ -16,7 +16,8 @@
 #include "common/util.h"
 #include "server/fdloop.h"
 
-/* Datagrams handled per wake-up: a flood cannot keep the thread from seeing a stop request. */
+/* Datagrams handled per wake-up: a flood cannot keep the thread from seeing a stop request or
+ * from pausing (server/fdloop.h). */
 #define DNS_DRAIN_MAX 1024
 /* Receive buffer: EDNS clients may pad queries (RFC 7830); larger ones count as bad. */
 #define DNS_RECV_MAX 2048
@@ -254,7 +255,7 @@ static void dns_handle(struct dns_responder *d, const uint8_t *q, size_t qlen,
 		atomic_fetch_add(&c->dns_answered, 1);
 }
 
-static void dns_drain(void *arg)
+static int dns_drain(void *arg)
 {
 	struct dns_responder *d = arg;
 	uint8_t q[DNS_RECV_MAX];
@@ -271,10 +272,11 @@ static void dns_drain(void *arg)
 			}
 			if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
 				log_debug("dns recv: %s", strerror(errno));
-			return;
+			return 0;
 		}
 		dns_handle(d, q, (size_t)n, &dg);
 	}
+	return 1;
 }
 
 struct dns_responder *dns_responder_start(struct server_ctx *srv, int udp_fd)

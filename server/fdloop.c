@@ -5,6 +5,7 @@
 #include <poll.h>
 #include <stdint.h>
 #include <sys/eventfd.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common/log.h"
@@ -26,8 +27,14 @@ static void *fdloop_main(void *arg)
 		}
 		if (pfd[1].revents)
 			return NULL;
-		if (pfd[0].revents)
-			l->drain(l->arg);
+		if (pfd[0].revents && l->drain(l->arg)) {
+			/* A full batch: sleep, so that a flood cannot keep this thread (perhaps
+			 * real-time) on the CPU; poll at once would return at once. */
+			struct timespec pause = { 0, FDLOOP_PAUSE_US * 1000L };
+
+			while (nanosleep(&pause, &pause) < 0 && errno == EINTR)
+				;
+		}
 	}
 }
 

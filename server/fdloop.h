@@ -1,11 +1,16 @@
 /* fdloop: a thread that sleeps in poll() until one socket is readable and then calls its
  * drain function, until fdloop_stop wakes it through an eventfd. The UDP reflector
  * (server/reflector.c) and the DNS responder (server/dns.c) each run on one, so bulk traffic
- * on the workers never delays their answers. Only their owners call it. */
+ * on the workers never delays their answers. A drain handles a bounded batch; when it stopped
+ * at its bound (a flood), the thread sleeps FDLOOP_PAUSE_US before it polls again, so even at
+ * a real-time priority (reflector-priority) it leaves the CPU to other threads between
+ * batches. Only their owners call it. */
 #ifndef BM_FDLOOP_H
 #define BM_FDLOOP_H
 
 #include <pthread.h>
+
+#define FDLOOP_PAUSE_US 1000 /* after a full batch: a flood cannot hold the CPU */
 
 /* Filled in by the owner before fdloop_start (fd, name, begin, drain, arg); the rest is the
  * loop's. */
@@ -13,7 +18,9 @@ struct fdloop {
 	int fd;                   /* the socket watched (its owner closes it) */
 	const char *name;         /* for the log: "cannot start the <name> thread" */
 	void (*begin)(void *arg); /* on the new thread before it first waits; may be NULL */
-	void (*drain)(void *arg); /* fd is readable: read what is queued, then return */
+	/* fd is readable: read what is queued, at most a batch of its own choosing; 1 when it
+	 * stopped at that bound (more may be queued), 0 when the socket is empty */
+	int (*drain)(void *arg);
 	void *arg;
 	int stop_fd;              /* eventfd: written once to stop the thread */
 	pthread_t thread;

@@ -1,5 +1,6 @@
 /* hello: the pending control connection, its authentication, the hello's checks and the
- * welcome. */
+ * welcome, under the deadline and the place under the caps it brought from the accept
+ * stage. */
 #include "server/hello.h"
 
 #include <stdlib.h>
@@ -8,12 +9,14 @@
 #include <event2/bufferevent_ssl.h>
 
 #include "common/auth.h"
+#include "common/clock.h"
 #include "common/dns.h"
 #include "common/log.h"
 #include "common/sock.h"
 #include "common/wire.h"
 #include "server/admission.h"
 #include "server/ctrlmsg.h"
+#include "server/pendcap.h"
 #include "server/sessionlife.h"
 #include "server/worker.h"
 
@@ -24,6 +27,8 @@ struct pending_ctrl {
 	struct bufferevent *bev;      /* its connection, for a close at shutdown */
 	struct worker_obj obj;        /* listed on that worker for shutdown */
 	struct sockaddr_storage peer;
+	struct pendcap_slot *slot;    /* its place under the pending caps until the stage ends */
+	struct event *deadline;       /* the accept stage's: the whole exchange ends by then */
 	/* With a psk-file (docs/protocol.md, "Authentication"): the hello held until its auth
 	 * answer, both nonces, and the key that answered. */
 	json_object *hello;
@@ -32,10 +37,13 @@ struct pending_ctrl {
 	const struct auth_key *key;
 };
 
-/* Frees pc; its connection has moved on or been freed. */
+/* Frees pc and gives its place back; its connection has moved on or been freed. */
 static void pending_ctrl_free(struct pending_ctrl *pc)
 {
 	worker_obj_remove(&pc->obj);
+	if (pc->deadline)
+		event_free(pc->deadline);
+	pendcap_release(pc->srv, pc->slot);
 	json_object_put(pc->hello);
 	free(pc);
 }
@@ -271,26 +279,52 @@ static void hello_read_callback(struct bufferevent *bev, void *arg)
 
 static void hello_event_callback(struct bufferevent *bev, short what, void *arg)
 {
-	struct pending_ctrl *pc = arg;
-
-	if (what & BEV_EVENT_TIMEOUT)
-		atomic_fetch_add(&pc->srv->counters.ctrl_timeout, 1);
 	bufferevent_free(bev);
+	pending_ctrl_free(arg);
+}
+
+/* The handshake timeout from accept ran out before the welcome (a peer that holds the
+ * challenge unanswered, or pipelines nothing after a partial exchange): closed, counted. */
+static void hello_deadline_callback(evutil_socket_t fd, short what, void *arg)
+{
+	struct pending_ctrl *pc = arg;
+	char addr[64];
+
+	atomic_fetch_add(&pc->srv->counters.ctrl_timeout, 1);
+	sock_addr_str((struct sockaddr *)&pc->peer, addr, sizeof(addr));
+	log_debug("control: %s did not finish its hello within the handshake timeout", addr);
+	bufferevent_free(pc->bev);
 	pending_ctrl_free(pc);
 }
 
+/* Sets pc's timer to fire at deadline_ns (at once when that has passed). 0 or -1. */
+static int hello_deadline_start(struct pending_ctrl *pc, int64_t deadline_ns)
+{
+	int64_t left = deadline_ns - clock_mono_ns();
+	struct timeval tv = { 0, 0 };
+
+	if (left > 0) {
+		tv.tv_sec = left / NS_PER_SEC;
+		tv.tv_usec = (left % NS_PER_SEC) / 1000;
+	}
+	pc->deadline = evtimer_new(bufferevent_get_base(pc->bev), hello_deadline_callback, pc);
+	return pc->deadline != NULL && evtimer_add(pc->deadline, &tv) == 0 ? 0 : -1;
+}
+
 void hello_start(struct server_ctx *srv, int worker, struct bufferevent *bev,
-		 const struct sockaddr *peer)
+		 const struct sockaddr *peer, struct pendcap_slot *slot, int64_t deadline_ns)
 {
 	struct pending_ctrl *pc = calloc(1, sizeof(*pc));
 
 	if (pc == NULL) {
 		bufferevent_free(bev);
+		pendcap_release(srv, slot);
 		return;
 	}
 	pc->srv = srv;
 	pc->worker = worker;
 	pc->bev = bev;
+	pc->slot = slot;
 	worker_obj_init(&pc->obj, pending_ctrl_close);
 	memcpy(&pc->peer, peer, peer->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
 							     : sizeof(struct sockaddr_in));
@@ -300,6 +334,11 @@ void hello_start(struct server_ctx *srv, int worker, struct bufferevent *bev,
 		log_debug("control: plain connection refused (tls-required)");
 		ctrlmsg_fail(srv, bev, "this server accepts control connections only over TLS "
 				   "(bloatmeter --tls)");
+		pending_ctrl_free(pc);
+		return;
+	}
+	if (hello_deadline_start(pc, deadline_ns) < 0) {
+		bufferevent_free(bev);
 		pending_ctrl_free(pc);
 		return;
 	}

@@ -12,7 +12,9 @@ struct http_server;
 #define HTTP_DEFAULT_BIND "127.0.0.1"
 #define HTTP_MAX_HEADERS (8 * 1024) /* request line and headers */
 #define HTTP_MAX_BODY 1024          /* GET/HEAD carry none; anything bigger is refused */
-#define HTTP_TIMEOUT_S 10           /* a request must arrive (and its answer leave) within */
+#define HTTP_TIMEOUT_S 10           /* a request must arrive (and its answer leave) within
+				     * this of inactivity (libevent's, restarted by each byte);
+				     * a connection lives HTTPCAP_CONN_MAX_S at most */
 #define HTTP_API_DEFAULT_LIMIT 50   /* tests in /api/v1/tests without ?limit */
 #define HTTP_DEFAULT_MAX_CONNS 64   /* http-max-connections (server/httpcap.h) */
 

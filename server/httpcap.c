@@ -1,16 +1,19 @@
-/* httpcap: counting evhttp's connections through public libevent 2.1 calls only. evhttp gives
- * no hook when it accepts a connection, but it asks our bevcb for the connection's
- * bufferevent: that is the count's +1. Inside bevcb the connection object does not exist yet,
- * so we hold a reference on the bufferevent (it must not vanish under us) and, once the loop
- * runs on, find the connection as the bufferevent's callback argument (evhttp sets it to the
- * connection, and evhttp_connection_get_bufferevent confirms it) and set its close callback:
- * the count's -1. A connection evhttp freed before that has no callbacks left
- * (bufferevent_free clears them): its -1 comes at once. */
+/* httpcap: counting evhttp's connections, and closing each at its deadline, through public
+ * libevent 2.1 calls only. evhttp gives no hook when it accepts a connection, but it asks our
+ * bevcb for the connection's bufferevent: that is the count's +1. Inside bevcb the connection
+ * object does not exist yet, so we hold a reference on the bufferevent (it must not vanish
+ * under us) and, once the loop runs on, find the connection as the bufferevent's callback
+ * argument (evhttp sets it to the connection, and evhttp_connection_get_bufferevent confirms
+ * it) and set its close callback, the count's -1, and a timer that frees the connection
+ * HTTPCAP_CONN_MAX_S later (evhttp_connection_free calls the close callback of a server
+ * connection). A connection evhttp freed before that has no callbacks left (bufferevent_free
+ * clears them): its -1 comes at once. */
 #include "server/httpcap.h"
 
 #include <stdlib.h>
 
 #include <event2/bufferevent.h>
+#include <event2/event.h>
 #include <event2/listener.h>
 
 #include "common/log.h"
@@ -27,6 +30,15 @@ struct httpcap {
 	struct event *adopt;             /* runs once the loop has left evhttp's accept */
 	struct httpcap_fresh *fresh;
 	int paused;                      /* the listener is disabled at the cap */
+};
+
+/* A connection evhttp holds, from its adoption to its close callback: counted, and closed at
+ * its fixed deadline (evhttp's own timeout is one of inactivity, which a peer trickling its
+ * headers restarts with every byte). */
+struct httpcap_conn {
+	struct httpcap *c;
+	struct evhttp_connection *evcon;
+	struct event *deadline;
 };
 
 /* Pauses the listener at the cap, resumes it below (http-max-connections, reloadable). */
@@ -49,12 +61,52 @@ static void httpcap_update(struct httpcap *c)
 	}
 }
 
-static void httpcap_closed(struct evhttp_connection *evcon, void *arg)
+/* One connection fewer. */
+static void httpcap_count_down(struct httpcap *c)
 {
-	struct httpcap *c = arg;
-
 	atomic_fetch_sub(&c->srv->counters.http_open, 1);
 	httpcap_update(c);
+}
+
+/* evhttp closes a connection (itself, at our deadline, or in evhttp_free). */
+static void httpcap_closed(struct evhttp_connection *evcon, void *arg)
+{
+	struct httpcap_conn *k = arg;
+	struct httpcap *c = k->c;
+
+	if (k->deadline)
+		event_free(k->deadline);
+	free(k);
+	httpcap_count_down(c);
+}
+
+static void httpcap_deadline(evutil_socket_t fd, short what, void *arg)
+{
+	struct httpcap_conn *k = arg;
+
+	log_debug("HTTP connection closed at its %d s deadline", HTTPCAP_CONN_MAX_S);
+	evhttp_connection_free(k->evcon); /* calls httpcap_closed, which frees k */
+}
+
+/* Takes over counting evcon's close and sets its deadline. */
+static void httpcap_watch(struct httpcap *c, struct evhttp_connection *evcon)
+{
+	struct timeval tmo = { HTTPCAP_CONN_MAX_S, 0 };
+	struct httpcap_conn *k = calloc(1, sizeof(*k));
+
+	if (k == NULL || (k->deadline = evtimer_new(c->srv->base, httpcap_deadline, k)) == NULL ||
+	    evtimer_add(k->deadline, &tmo) < 0) {
+		/* Nothing to keep it bounded with: it goes now. */
+		if (k != NULL && k->deadline != NULL)
+			event_free(k->deadline);
+		free(k);
+		evhttp_connection_free(evcon);
+		httpcap_count_down(c);
+		return;
+	}
+	k->c = c;
+	k->evcon = evcon;
+	evhttp_connection_set_closecb(evcon, httpcap_closed, k);
 }
 
 static void httpcap_adopt(evutil_socket_t fd, short what, void *arg)
@@ -69,9 +121,9 @@ static void httpcap_adopt(evutil_socket_t fd, short what, void *arg)
 		c->fresh = f->next;
 		bufferevent_getcb(f->bev, &readcb, NULL, NULL, &evcon);
 		if (readcb != NULL && evcon != NULL && evhttp_connection_get_bufferevent(evcon) == f->bev)
-			evhttp_connection_set_closecb(evcon, httpcap_closed, c);
+			httpcap_watch(c, evcon);
 		else
-			httpcap_closed(NULL, c); /* evhttp has let it go already */
+			httpcap_count_down(c); /* evhttp has let it go already */
 		bufferevent_decref(f->bev);
 		free(f);
 	}

@@ -3,7 +3,8 @@
  * evhttp asks for its bufferevent (evhttp_set_bevcb) until evhttp closes it (the connection's
  * close callback), and disables the listener while the count is at http-max-connections:
  * further connections wait in the kernel's accept queue instead of costing memory and a
- * descriptor here. The count is counters.http_open, the pauses counters.http_full (/metrics).
+ * descriptor here. Each connection is closed HTTPCAP_CONN_MAX_S after it was accepted at the
+ * latest, whatever it sends: a client trickling its headers cannot keep its slot. The count is counters.http_open, the pauses counters.http_full (/metrics).
  * Main thread only. */
 #ifndef BM_HTTPCAP_H
 #define BM_HTTPCAP_H
@@ -11,6 +12,8 @@
 #include <event2/http.h>
 
 #include "server/ctx.h"
+
+#define HTTPCAP_CONN_MAX_S 20 /* an HTTP connection's life from accept, at most */
 
 struct httpcap;
 

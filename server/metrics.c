@@ -85,7 +85,7 @@ static int metrics_sessions(const struct server_ctx *srv, struct evbuffer *out)
 		{ "admission", LOAD(sessions_refused_admission) },
 	};
 	struct server_ctx *w = metrics_locked(srv);
-	int active = w->nsessions;
+	int active = w->nsessions, lingering = w->nlingering;
 
 	pthread_mutex_unlock(&w->lock);
 	if (metrics_single(out, "bloatmeterd_sessions_total", "counter",
@@ -97,6 +97,9 @@ static int metrics_sessions(const struct server_ctx *srv, struct evbuffer *out)
 			   "reason", refused, sizeof(refused) / sizeof(refused[0])) < 0 ||
 	    metrics_single(out, "bloatmeterd_sessions_active", "gauge",
 			   "Test sessions running now.", (uint64_t)active) < 0 ||
+	    metrics_single(out, "bloatmeterd_lingering_connections", "gauge",
+			   "Connections closing after a last error or busy reply.",
+			   (uint64_t)lingering) < 0 ||
 	    metrics_workers(srv, out) < 0)
 		return -1;
 	return 0;
@@ -151,6 +154,7 @@ static int metrics_bad(const struct server_ctx *srv, struct evbuffer *out)
 		{ "tls_failed", LOAD(tls_failed) },
 		{ "flow_idle", LOAD(flows_idle) },
 		{ "session_idle", LOAD(sessions_idle) },
+		{ "linger_dropped", LOAD(linger_dropped) },
 	};
 
 	return metrics_family(out, "bloatmeterd_bad_packets_total",

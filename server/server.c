@@ -264,7 +264,7 @@ static void server_log_counters(struct server_counters *c)
 {
 	log_info("counters: sessions %llu, refused %llu; control bad %llu, timed out %llu; data bad %llu; "
 		 "connect probes %llu, bad %llu, limited %llu; UDP reflected %llu, bad %llu, unknown %llu; "
-		 "connections over the pending cap %llu",
+		 "connections over the pending cap %llu, lingering closes cut short %llu",
 		 (unsigned long long)atomic_load(&c->sessions_total),
 		 (unsigned long long)atomic_load(&c->sessions_refused),
 		 (unsigned long long)atomic_load(&c->ctrl_bad),
@@ -276,7 +276,8 @@ static void server_log_counters(struct server_counters *c)
 		 (unsigned long long)atomic_load(&c->udp_reflected),
 		 (unsigned long long)atomic_load(&c->udp_bad),
 		 (unsigned long long)atomic_load(&c->udp_unknown),
-		 (unsigned long long)atomic_load(&c->conn_pending_refused));
+		 (unsigned long long)atomic_load(&c->conn_pending_refused),
+		 (unsigned long long)atomic_load(&c->linger_dropped));
 	log_info("limit counters: UDP over max-probe-rate %llu; refused by admission control %llu; "
 		 "idle-timeout: data connections %llu, sessions %llu",
 		 (unsigned long long)atomic_load(&c->udp_ratelimited),

@@ -24,7 +24,8 @@ struct test_live;
  * server/accept.c, then server/hello.c); a session exists from a valid hello on. */
 enum session_state {
 	SESS_ACTIVE,  /* welcome sent: bulk flows may attach, probes are reflected */
-	SESS_CLOSING, /* bye received or limit hit: final stats queued, closing once flushed */
+	SESS_CLOSING, /* bye received or shutting down: final stats (or the notice) queued, closing
+		       * once flushed, at the latest SESSIONLIFE_CLOSE_S after (server/sessionlife.h) */
 };
 
 struct session {
@@ -37,6 +38,7 @@ struct session {
 	int cc_ok;                    /* whether this server could set it */
 	int64_t start_ns;
 	int64_t deadline_ns;
+	int64_t closing_ns;           /* when it went SESS_CLOSING */
 	struct bufferevent *ctrl;
 	struct event *tick;           /* stats push + deadline check */
 	struct bulk_flow *flows;      /* linked list */

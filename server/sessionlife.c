@@ -153,18 +153,36 @@ static int session_idle_check(struct session *s, int64_t now)
 	return 1;
 }
 
-/* Every 100 ms: push stats (the client's upload throughput comes from these) and enforce the
- * session deadline, the idle-timeout and the upload read limit. */
+/* A closing session whose last message is still not flushed: its client does not read. Ends
+ * it SESSIONLIFE_CLOSE_S (at most idle-timeout) after it began to close; 1 if it did. */
+static int session_closing_check(struct session *s, int64_t now)
+{
+	int close_s = s->srv->cfg->idle_timeout_s < SESSIONLIFE_CLOSE_S ? s->srv->cfg->idle_timeout_s
+									: SESSIONLIFE_CLOSE_S;
+
+	if (now - s->closing_ns <= (int64_t)close_s * NS_PER_SEC)
+		return 0;
+	log_debug("session %llu: its last message not taken within %d s of closing",
+		  (unsigned long long)s->id, close_s);
+	sessionlife_end(s);
+	return 1;
+}
+
+/* Every 100 ms: enforce the session deadline (in every state) and, while it closes, the
+ * closing bound; while active, push stats (the client's upload throughput comes from these)
+ * and enforce the idle-timeout and the upload read limit. */
 static void session_tick_callback(evutil_socket_t fd, short what, void *arg)
 {
 	struct session *s = arg;
 	int64_t now = clock_mono_ns();
 
-	if (s->state != SESS_ACTIVE)
-		return;
 	if (now > s->deadline_ns) {
 		log_info("session %llu reached its time limit", (unsigned long long)s->id);
 		sessionlife_end(s);
+		return;
+	}
+	if (s->state != SESS_ACTIVE) {
+		(void)session_closing_check(s, now);
 		return;
 	}
 	bulk_limits_tick(s, now);
@@ -178,7 +196,9 @@ static void session_tick_callback(evutil_socket_t fd, short what, void *arg)
 }
 
 /* Probes whether this host lets us use the requested algorithm, so the welcome can say so
- * before any load runs. Fills *used with what a socket really ends up with. */
+ * before any load runs. Fills *used with what a socket really ends up with. Only an algorithm
+ * the kernel has now (built in or loaded) is tried: with privileges, setting any other name
+ * would make the kernel load module tcp_NAME at the client's request. */
 static int session_probe_cc(const char *cc, char *used, size_t usedlen, char *why, size_t whylen)
 {
 	int fd = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -191,9 +211,13 @@ static int session_probe_cc(const char *cc, char *used, size_t usedlen, char *wh
 		snprintf(used, usedlen, "unknown");
 		return 0;
 	}
-	ok = sock_set_cc(fd, cc) == 0;
-	if (!ok)
+	if (!sock_cc_available(cc)) {
+		ok = 0;
+		snprintf(why, whylen, "not available on this server (not in its "
+			 "tcp_available_congestion_control)");
+	} else if (!(ok = sock_set_cc(fd, cc) == 0)) {
 		snprintf(why, whylen, "%s", strerror(errno));
+	}
 	if (sock_get_cc(fd, used, usedlen) < 0)
 		snprintf(used, usedlen, "unknown");
 	close(fd);
@@ -305,10 +329,12 @@ static void session_write_done_callback(struct bufferevent *bev, void *arg)
 	sessionlife_end(arg);
 }
 
-/* bye: the final stats carry the totals the client needs; close once flushed. */
+/* bye: the final stats carry the totals the client needs; close once flushed (or at the
+ * closing bound). */
 static void session_bye(struct session *s, struct bufferevent *bev)
 {
 	s->state = SESS_CLOSING;
+	s->closing_ns = clock_mono_ns();
 	while (s->flows)
 		bulk_close(s->flows);
 	/* Callbacks first: a TLS bufferevent writes (and reports it) inside the send. */
@@ -368,8 +394,8 @@ static void session_event_callback(struct bufferevent *bev, short what, void *ar
 }
 
 /* The protocol says the server closes after an `error` message. The session stops pushing
- * stats and accepting flows (SESS_CLOSING) and ends when the client closes, or at the drain
- * deadline. The lock is recursive (server.c): a TLS send that fails at once frees its session
+ * stats and accepting flows (SESS_CLOSING) and ends when the client closes, at the closing
+ * bound (SESSIONLIFE_CLOSE_S) or at the drain deadline. The lock is recursive (server.c): a TLS send that fails at once frees its session
  * inside. */
 void sessionlife_shutdown_all(struct server_ctx *srv, int worker)
 {
@@ -381,6 +407,7 @@ void sessionlife_shutdown_all(struct server_ctx *srv, int worker)
 		if (s->worker != worker || s->state != SESS_ACTIVE || s->ctrl == NULL)
 			continue; /* another thread's, or already flushing its final stats */
 		s->state = SESS_CLOSING;
+		s->closing_ns = clock_mono_ns();
 		if (ctrlmsg_send(s->ctrl, ctrlmsg_error("server shutting down")) < 0)
 			log_debug("session %llu: cannot queue the shutdown notice",
 				  (unsigned long long)s->id);

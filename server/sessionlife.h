@@ -1,5 +1,6 @@
 /* sessionlife: a session's life from its creation after an admitted hello to its end: the
- * stats pushed every 100 ms with the deadline, idle-timeout and upload limit enforced, the
+ * stats pushed every 100 ms with the deadline (in every state), idle-timeout, the closing
+ * bound and the upload limit enforced, the
  * client's summary, bye and its final stats, the shutdown notice, and the end itself (the
  * test recorded, flows closed, token and list entry removed). server/hello.c creates and
  * starts sessions; server/server.c sends the shutdown notice (through the worker pool) and
@@ -16,6 +17,10 @@
 #include "server/ctx.h"
 
 #define SESSIONLIFE_CC_USED_LEN 16 /* a congestion control name and its NUL */
+/* A closing session (after bye, or the shutdown notice) ends once its last message is
+ * flushed, and at the latest this many seconds (or idle-timeout, if shorter) after it began
+ * to close: a client that never reads cannot keep its place. */
+#define SESSIONLIFE_CLOSE_S 5
 #define SESSIONLIFE_CC_WHY_LEN 128
 
 /* A new session for peer on bev, run by worker, in the place admission_admit reserved: its

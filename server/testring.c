@@ -164,10 +164,11 @@ void testring_mask_addr(const struct sockaddr *sa, char *buf, size_t len)
 				 a.s6_addr[14]);
 			return;
 		}
-		memset(a.s6_addr + 6, 0, sizeof(a.s6_addr) - 6);
+		/* A /48 (or /56) is often one household's: the /32 is an ISP's allocation. */
+		memset(a.s6_addr + 4, 0, sizeof(a.s6_addr) - 4);
 		if (inet_ntop(AF_INET6, &a, txt, sizeof(txt)) == NULL)
 			snprintf(txt, sizeof(txt), "?");
-		snprintf(buf, len, "%s/48", txt);
+		snprintf(buf, len, "%s/32", txt);
 		return;
 	}
 	if (sa->sa_family == AF_INET) {

@@ -36,7 +36,7 @@ struct test_summary {
 	uint64_t id;
 	int64_t start_real_ns;   /* wall clock at hello */
 	double duration_s;
-	char client[48];         /* the client's network: IPv4 /24 or IPv6 /48, "a.b.c.0/24" */
+	char client[48];         /* the client's network: IPv4 /24 or IPv6 /32, "a.b.c.0/24" */
 	char cc[16];
 	int flows[2];            /* most load flows open at once, per direction */
 	uint64_t bytes[2];       /* [down] sent by the server, [up] received by it */
@@ -96,7 +96,8 @@ json_object *testring_json(const struct testring *r, size_t limit);
 /* One test as a JSON object (the API's element); NULL if out of memory. */
 json_object *testring_summary_json(const struct test_summary *s);
 
-/* Formats the client's network: IPv4 (or IPv4-mapped) /24, IPv6 /48. */
+/* Formats the client's network: IPv4 (or IPv4-mapped) /24, IPv6 /32 (a /48 is often one
+ * household's). */
 void testring_mask_addr(const struct sockaddr *sa, char *buf, size_t len);
 
 /* Validates a client `summary` message strictly: only known keys (besides v and type),

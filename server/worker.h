@@ -11,6 +11,7 @@
 
 struct server_ctx;
 struct pending_conn;
+struct pendcap_slot;
 struct ssl_st;
 struct worker_pool;
 
@@ -55,6 +56,9 @@ struct worker_job {
 	struct ssl_st *ssl;      /* DATA of a TLS load: the established SSL on fd; else NULL */
 	struct sockaddr_storage peer;
 	struct pending_conn *pc; /* TLS: still a pending connection (counted under the caps) */
+	struct pendcap_slot *slot; /* CONTROL: its place under the caps, which the hello stage
+				    * keeps (server/pendcap.h); else NULL */
+	int64_t deadline_ns;     /* CONTROL: when its hello stage must be done (CLOCK_MONOTONIC) */
 	size_t len;
 	uint8_t data[];
 };

@@ -9,7 +9,25 @@
  * hello) and checks none outlives the handshake deadline;
  * `hostile --udp-flood HOST PORT SRC SECONDS RATE` sends RATE bad datagrams a second to the
  * reflector (PORT) and the DNS responder (PORT + 1) and checks the reflector answers none and
- * the responder no more than its per-source rate limit allows. */
+ * the responder no more than its per-source rate limit allows;
+ * `hostile --psk-hold HOST PORT SRC CONNS MAXHELD` (a daemon with a psk-file) opens CONNS
+ * connections, each sending a 64 KiB hello, reading the challenge and never answering it, and
+ * checks that at most MAXHELD got a challenge (the rest are reset at accept: the hello stage
+ * counts against the client's pending cap) and that the server closes each one within the
+ * handshake timeout from its connect;
+ * `hostile --session-hog HOST PORT SRC CONNS VICTIM` starts a real session from SRC, then
+ * opens CONNS silent connections from SRC, and checks that a client at VICTIM still gets its
+ * welcome: a running session exempts no one from the per-client pending cap;
+ * `hostile --bye-hold HOST PORT` (a daemon with --max-sessions 1) runs a session with a tiny
+ * receive buffer that never reads its control connection, says bye, and keeps sending a probe
+ * every 0.5 s; a new client must get a welcome within a few seconds of the bye: a closing
+ * session is freed within a bounded time;
+ * `hostile --cc HOST PORT NAME` says hello asking for congestion control NAME and prints what
+ * the welcome says of it (hostile.sh checks under strace that the daemon never tried a name
+ * the kernel does not have);
+ * `hostile --linger-flood HOST PORT SRC CONNS` opens CONNS connections 1 ms apart, each with a
+ * zero-length frame (one error reply, then the server's lingering close), never reads or
+ * closes them, and holds them 2.5 s; hostile.sh counts the daemon's descriptors meanwhile. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
@@ -601,6 +619,310 @@ static int udp_flood(const char *srcaddr, uint16_t port, double seconds, long ra
 	return failures ? 1 : 0;
 }
 
+/* A blocking TCP connection from src to the server (2 s timeouts on its reads and writes),
+ * or -1. */
+static int connect_from(const struct sockaddr_storage *src, socklen_t srclen)
+{
+	struct timeval tv = { 2, 0 };
+	int fd = socket(srv.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	if (fd < 0) {
+		perror("hostile: socket");
+		exit(2);
+	}
+	if (bind(fd, (const struct sockaddr *)src, srclen) < 0 ||
+	    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) < 0 ||
+	    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) < 0 ||
+	    connect(fd, (struct sockaddr *)&srv, srvlen) < 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* Reads one control frame's body into buf (NUL-terminated, cut to cap - 1): its length, or -1
+ * when the connection closed or broke first. */
+static ssize_t read_frame(int fd, char *buf, size_t cap)
+{
+	uint8_t hdr[4];
+	size_t len, got = 0;
+
+	if (recv(fd, hdr, 4, MSG_WAITALL) != 4)
+		return -1;
+	len = (size_t)hdr[0] << 24 | (size_t)hdr[1] << 16 | (size_t)hdr[2] << 8 | hdr[3];
+	while (got < len) {
+		char tmp[4096];
+		size_t want = len - got < sizeof(tmp) ? len - got : sizeof(tmp);
+		ssize_t n = recv(fd, tmp, want, 0);
+
+		if (n <= 0)
+			return -1;
+		if (got < cap - 1)
+			memcpy(buf + got, tmp, (size_t)n < cap - 1 - got ? (size_t)n : cap - 1 - got);
+		got += (size_t)n;
+	}
+	buf[got < cap - 1 ? got : cap - 1] = '\0';
+	return (ssize_t)len;
+}
+
+/* A hello padded to the largest frame (64 KiB), as a psk attacker would send to make the
+ * server hold as much as it can while the challenge waits. */
+static char *big_hello(void)
+{
+	static const char head[] = "{\"v\":1,\"type\":\"hello\",\"client_version\":\"hostile\","
+				   "\"cc\":\"cubic\",\"duration_s\":10,\"pad\":\"";
+	char *j = malloc(WIRE_CTRL_MAX + 1);
+	size_t n = sizeof(head) - 1, pad = WIRE_CTRL_MAX - n - 2;
+
+	if (j == NULL)
+		exit(2);
+	memcpy(j, head, n);
+	memset(j + n, 'a', pad);
+	memcpy(j + n + pad, "\"}", 3);
+	return j;
+}
+
+/* Opens conns connections from src one after the other, each with a 64 KiB hello whose
+ * challenge it reads and never answers; then waits for the server to close them. */
+static int psk_hold(const char *srcaddr, int conns, int max_held)
+{
+	int64_t limit = (int64_t)SERVER_HANDSHAKE_TIMEOUT_S * NS_PER_SEC + LORIS_SLACK_NS;
+	int *fd = calloc((size_t)conns, sizeof(*fd));
+	int64_t *opened = calloc((size_t)conns, sizeof(*opened)), longest = 0;
+	char *hello = big_hello(), reply[512], err[256];
+	struct sockaddr_storage src;
+	socklen_t srclen;
+	int held = 0, refused = 0, closed = 0, open_late = 0;
+
+	if (fd == NULL || opened == NULL ||
+	    sock_resolve(srcaddr, 0, SOCK_STREAM, &src, &srclen, err, sizeof(err)) < 0) {
+		fprintf(stderr, "hostile: %s\n", fd && opened ? err : "out of memory");
+		return 2;
+	}
+	for (int i = 0; i < conns; i++) {
+		opened[i] = clock_mono_ns();
+		fd[i] = connect_from(&src, srclen);
+		if (fd[i] >= 0)
+			send_frame(fd[i], hello);
+		if (fd[i] >= 0 && read_frame(fd[i], reply, sizeof(reply)) > 0 &&
+		    strstr(reply, "\"challenge\"") != NULL) {
+			held++;
+			continue;
+		}
+		refused++; /* reset at accept, or no challenge: not held */
+		if (fd[i] >= 0)
+			close(fd[i]);
+		fd[i] = -1;
+	}
+	/* Now the server must close every held one by its deadline. */
+	for (int i = 0; i < conns; i++) {
+		struct pollfd pfd = { .fd = fd[i], .events = POLLIN };
+		int64_t left = (opened[i] + limit - clock_mono_ns()) / NS_PER_MS;
+		char b[64];
+
+		if (fd[i] < 0)
+			continue;
+		if (left > 0 && poll(&pfd, 1, (int)left) > 0 && recv(fd[i], b, sizeof(b), 0) <= 0) {
+			int64_t life = clock_mono_ns() - opened[i];
+
+			closed++;
+			longest = life > longest ? life : longest;
+		} else {
+			open_late++;
+		}
+		close(fd[i]);
+	}
+	printf("psk hold from %s: %d connections with a 64 KiB hello: %d got the challenge and "
+	       "held it, %d refused; of the held, %d closed by the server (longest %.2f s), %d "
+	       "still open after %.1f s\n", srcaddr, conns, held, refused, closed,
+	       (double)longest / 1e9, open_late, (double)limit / 1e9);
+	expect(held > 0 && held <= max_held,
+	       "connections in the hello stage count against the client's pending cap");
+	expect(open_late == 0, "a challenge held unanswered is closed within the handshake timeout");
+	free(hello);
+	free(opened);
+	free(fd);
+	return failures ? 1 : 0;
+}
+
+/* A client with a running session (from srcaddr) opens conns silent connections; a client at
+ * victim must still be served. */
+static int session_hog(const char *srcaddr, int conns, const char *victim)
+{
+	struct sockaddr_storage src, vsrc;
+	socklen_t srclen, vlen;
+	struct ctrl_welcome w;
+	char err[256];
+	int *fd = calloc((size_t)conns, sizeof(*fd));
+	int ctrl, vfd, open_n = 0, reset = 0, served;
+
+	if (fd == NULL || sock_resolve(srcaddr, 0, SOCK_STREAM, &src, &srclen, err, sizeof(err)) < 0 ||
+	    sock_resolve(victim, 0, SOCK_STREAM, &vsrc, &vlen, err, sizeof(err)) < 0) {
+		fprintf(stderr, "hostile: %s\n", fd ? err : "out of memory");
+		return 2;
+	}
+	ctrl = connect_from(&src, srclen);
+	if (ctrl < 0 || ctrl_handshake(ctrl, "cubic", 30, 3000, &w, err, sizeof(err)) < 0) {
+		printf("FAIL the hog's own session: %s\n", ctrl < 0 ? "no connection" : err);
+		return 1;
+	}
+	for (int i = 0; i < conns; i++)
+		fd[i] = connect_from(&src, srclen);
+	usleep(300 * 1000); /* the server accepts (or resets) them */
+	for (int i = 0; i < conns; i++) {
+		struct pollfd pfd = { .fd = fd[i], .events = POLLIN };
+		char b[8];
+
+		if (fd[i] >= 0 && (poll(&pfd, 1, 0) == 0 || recv(fd[i], b, sizeof(b), MSG_DONTWAIT) > 0))
+			open_n++;
+		else
+			reset++;
+	}
+	vfd = connect_from(&vsrc, vlen);
+	served = vfd >= 0 && ctrl_handshake(vfd, "cubic", 5, 3000, &w, err, sizeof(err)) == 0;
+	printf("session hog from %s: %d silent connections next to its session: %d held, %d reset; "
+	       "a client at %s: %s\n", srcaddr, conns, open_n, reset, victim,
+	       served ? "welcome" : vfd < 0 ? "no connection" : err);
+	expect(served, "another client is served while one with a session hogs connections");
+	if (vfd >= 0)
+		close(vfd);
+	for (int i = 0; i < conns; i++)
+		if (fd[i] >= 0)
+			close(fd[i]);
+	close(ctrl);
+	free(fd);
+	return failures ? 1 : 0;
+}
+
+#define BYE_HOLD_LIMIT_NS (8 * NS_PER_SEC) /* bye → the place is free again, with slack */
+
+/* One probe request of the session token to the server's UDP port (a connected socket). */
+static void bye_hold_probe(int ufd, const uint8_t *token, uint32_t seq)
+{
+	struct wire_probe p = { .kind = WIRE_PROBE_REQ, .seq = seq };
+	uint8_t buf[WIRE_PROBE_MIN];
+
+	memcpy(p.token, token, WIRE_TOKEN_LEN);
+	p.client_send_ns = clock_mono_ns();
+	wire_probe_encode(&p, buf, sizeof(buf));
+	(void)send(ufd, buf, sizeof(buf), MSG_DONTWAIT);
+}
+
+/* A session whose client never reads, says bye and keeps probing: its place must come free. */
+static int bye_hold(void)
+{
+	int rcvbuf = 1, fd = socket(srv.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	int ufd = socket(srv.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	struct ctrl_welcome w;
+	char err[256];
+	uint32_t seq = 0;
+	int64_t bye_ns, freed_ns = -1;
+
+	/* The smallest receive window: the server's stats soon fill it and its send buffer. */
+	if (fd < 0 || ufd < 0 || setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf)) < 0 ||
+	    connect(fd, (struct sockaddr *)&srv, srvlen) < 0 ||
+	    connect(ufd, (struct sockaddr *)&srv, srvlen) < 0) {
+		perror("hostile: bye-hold sockets");
+		return 2;
+	}
+	if (ctrl_handshake(fd, "cubic", 30, 3000, &w, err, sizeof(err)) < 0) {
+		printf("FAIL the closing session's handshake: %s\n", err);
+		return 1;
+	}
+	for (int i = 0; i < 8; i++) { /* 4 s of stats nobody reads */
+		bye_hold_probe(ufd, w.token, seq++);
+		usleep(500 * 1000);
+	}
+	send_frame(fd, "{\"v\":1,\"type\":\"bye\"}");
+	bye_ns = clock_mono_ns();
+	while (clock_mono_ns() - bye_ns < 2 * BYE_HOLD_LIMIT_NS) {
+		int nfd = tcp_open();
+		struct ctrl_welcome w2;
+		int ok = ctrl_handshake(nfd, "cubic", 5, 2000, &w2, err, sizeof(err)) == 0;
+
+		close(nfd);
+		if (ok) {
+			freed_ns = clock_mono_ns() - bye_ns;
+			break;
+		}
+		bye_hold_probe(ufd, w.token, seq++);
+		usleep(500 * 1000);
+	}
+	if (freed_ns < 0)
+		printf("closing session: still holding the only place %.0f s after its bye (%s)\n",
+		       (double)(2 * BYE_HOLD_LIMIT_NS) / 1e9, err);
+	else
+		printf("closing session: its place was free %.1f s after its bye\n",
+		       (double)freed_ns / 1e9);
+	expect(freed_ns >= 0 && freed_ns <= BYE_HOLD_LIMIT_NS,
+	       "a session whose client never reads after bye is freed within a bounded time");
+	close(ufd);
+	close(fd);
+	usleep(300 * 1000); /* let the server notice the closes */
+	return failures ? 1 : 0;
+}
+
+/* A hello asking for cc; prints the welcome's verdict. 0 when a welcome came. */
+static int cc_ask(const char *cc)
+{
+	int fd = tcp_open();
+	struct ctrl_welcome w;
+	char err[256];
+
+	if (ctrl_handshake(fd, cc, 5, 3000, &w, err, sizeof(err)) < 0) {
+		printf("FAIL hello with cc %s: %s\n", cc, err);
+		close(fd);
+		return 1;
+	}
+	printf("cc %s: cc_ok %d, cc_used %s%s%s\n", cc, w.cc_ok, w.cc_used,
+	       w.cc_ok ? "" : ", cc_error ", w.cc_ok ? "" : w.cc_error);
+	close(fd);
+	return 0;
+}
+
+/* Connections that each earn one error reply and a lingering close, held open unread. */
+static int linger_flood(const char *srcaddr, int conns)
+{
+	static const uint8_t empty[4] = { 0, 0, 0, 0 }; /* a zero-length frame: an error */
+	struct sockaddr_storage src;
+	socklen_t srclen;
+	char err[256];
+	int *fd = calloc((size_t)conns, sizeof(*fd)), opened = 0, reset = 0;
+	int64_t t0 = clock_mono_ns();
+
+	if (fd == NULL || sock_resolve(srcaddr, 0, SOCK_STREAM, &src, &srclen, err, sizeof(err)) < 0) {
+		fprintf(stderr, "hostile: %s\n", fd ? err : "out of memory");
+		return 2;
+	}
+	for (int i = 0; i < conns; i++) {
+		fd[i] = connect_from(&src, srclen);
+		if (fd[i] >= 0) {
+			send_all(fd[i], empty, sizeof(empty));
+			opened++;
+		}
+		usleep(1000);
+	}
+	printf("linger flood from %s: %d of %d connections opened in %.2f s\n", srcaddr, opened,
+	       conns, (double)(clock_mono_ns() - t0) / 1e9);
+	fflush(stdout);
+	usleep(2500 * 1000);
+	for (int i = 0; i < conns; i++) {
+		char b[64];
+		ssize_t n;
+
+		if (fd[i] < 0)
+			continue;
+		/* A reset (before its reply was read): the server dropped it over its cap. */
+		while ((n = recv(fd[i], b, sizeof(b), MSG_DONTWAIT)) > 0)
+			;
+		reset += n < 0 && errno == ECONNRESET;
+		close(fd[i]);
+	}
+	printf("linger flood from %s: %d of them found reset\n", srcaddr, reset);
+	free(fd);
+	return 0;
+}
+
 /* Resolves the target of a load mode into srv; exits on failure. */
 static void load_target(const char *host, const char *port)
 {
@@ -622,6 +944,26 @@ int main(int argc, char **argv)
 		load_target(argv[2], argv[3]);
 		return slowloris(argv[4], atoi(argv[5]), atof(argv[6]));
 	}
+	if (argc == 7 && strcmp(argv[1], "--psk-hold") == 0) {
+		load_target(argv[2], argv[3]);
+		return psk_hold(argv[4], atoi(argv[5]), atoi(argv[6]));
+	}
+	if (argc == 7 && strcmp(argv[1], "--session-hog") == 0) {
+		load_target(argv[2], argv[3]);
+		return session_hog(argv[4], atoi(argv[5]), argv[6]);
+	}
+	if (argc == 4 && strcmp(argv[1], "--bye-hold") == 0) {
+		load_target(argv[2], argv[3]);
+		return bye_hold();
+	}
+	if (argc == 5 && strcmp(argv[1], "--cc") == 0) {
+		load_target(argv[2], argv[3]);
+		return cc_ask(argv[4]);
+	}
+	if (argc == 6 && strcmp(argv[1], "--linger-flood") == 0) {
+		load_target(argv[2], argv[3]);
+		return linger_flood(argv[4], atoi(argv[5]));
+	}
 	if (argc == 7 && strcmp(argv[1], "--udp-flood") == 0) {
 		load_target(argv[2], argv[3]);
 		srand(2);
@@ -630,7 +972,12 @@ int main(int argc, char **argv)
 	if (argc != 3) {
 		fprintf(stderr, "usage: hostile HOST PORT | hostile --silent PORT SECONDS\n"
 			"       hostile --slowloris HOST PORT SRC CONNS SECONDS\n"
-			"       hostile --udp-flood HOST PORT SRC SECONDS RATE\n");
+			"       hostile --udp-flood HOST PORT SRC SECONDS RATE\n"
+			"       hostile --psk-hold HOST PORT SRC CONNS MAXHELD\n"
+			"       hostile --session-hog HOST PORT SRC CONNS VICTIM\n"
+			"       hostile --bye-hold HOST PORT\n"
+			"       hostile --cc HOST PORT NAME\n"
+			"       hostile --linger-flood HOST PORT SRC CONNS\n");
 		return 2;
 	}
 	if (sock_resolve(argv[1], (uint16_t)atoi(argv[2]), SOCK_STREAM, &srv, &srvlen, err, sizeof(err)) < 0) {

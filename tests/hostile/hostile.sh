@@ -6,9 +6,17 @@
 #    connections in all, 24 per client): slowloris connections from one source (silent,
 #    trickling, half a hello; more than that client's share), a flood of bad datagrams at the
 #    reflector and DNS ports, and meanwhile a normal test from another source, which must
-#    succeed; then slowloris from four sources at once, past the global cap, and a normal test
-#    after it. Throughout, the daemon must stay up and its RSS bounded; its counters, logged
+#    succeed; then slowloris from four sources at once, past the global cap, a client with a
+#    session that opens silent connections (held to its cap: another client is served), a
+#    flood of connections that each earn an error reply (their lingering closes capped), and a
+#    normal test after it. Throughout, the daemon must stay up and its RSS bounded; its counters, logged
 #    at shutdown, must show the bad input.
+# 3. with a psk-file: challenges held unanswered by one source are capped and closed within the
+#    handshake timeout.
+# 4. a session whose client never reads its control connection, says bye and keeps probing
+#    is freed within a bounded time of the bye.
+# 5. a congestion control the kernel does not have is refused without being tried (strace).
+# 6. an HTTP request whose headers trickle in is closed at the connection's fixed deadline.
 # Usage: hostile.sh BINDIR
 set -euo pipefail
 bindir=$1
@@ -117,6 +125,29 @@ print(f"trickle after an error reply: {len(reply)} reply bytes, half-closed {eof
       f"after {closed if closed is None else round(closed, 2)} s")
 sys.exit(0 if reply and closed is not None and closed < 3.5 else 1)
 EOF
+# A client with a running session (127.0.0.2) opens 100 silent connections: it is held to its
+# own pending cap (24) like any other, so a client at 127.0.0.1 still gets its welcome (a
+# session used to exempt its client, which could then fill all 80 places).
+ip netns exec "$ns" "$bindir/hostile" --session-hog 127.0.0.1 $port 127.0.0.2 100 127.0.0.1 ||
+	{ echo "FAIL: a client with a session took the whole pending budget"; exit 1; }
+# 400 connections 1 ms apart, each earning an error reply and a lingering close (2 s), held
+# unread: at most 80 (the pending cap) may linger at once, so the daemon's descriptors grow by
+# at most that and a client's pending share (24), not by one per connection.
+sleep 1
+fds() { ls "/proc/$dpid/fd" | wc -l; }
+fd0=$(fds)
+ip netns exec "$ns" "$bindir/hostile" --linger-flood 127.0.0.1 $port 127.0.0.10 400 &
+hpid=$!
+fdmax=$fd0
+while kill -0 $hpid 2> /dev/null; do
+	n=$(fds)
+	[ "$n" -le "$fdmax" ] || fdmax=$n
+	sleep 0.1
+done
+wait $hpid
+echo "lingering closes: daemon descriptors $fd0 before the flood, at most $fdmax during it"
+[ "$fdmax" -le $((fd0 + 80 + 24 + 8)) ] ||
+	{ echo "FAIL: lingering connections are not capped"; exit 1; }
 ip netns exec "$ns" "$bindir/bloatmeter" -p $port --phases idle,download -t 2 --idle 1 --gap 0.5 \
 	-P 2 -q 127.0.0.1
 kill -0 $dpid
@@ -145,6 +176,7 @@ check() {
 }
 check "connections timed out before their first message" "$(after "timed out")"
 check "connections reset over the pending cap" "$(after "over the pending cap")"
+check "lingering closes cut short over their cap" "$(after "lingering closes cut short")"
 check "undecodable probe datagrams" "$(after "UDP reflected [0-9]+, bad" | tail -1)"
 check "probe datagrams with unknown tokens" "$(after "unknown")"
 check "malformed DNS queries" "$(before "bad, [0-9]+ rate-limited")"
@@ -152,3 +184,119 @@ check "DNS queries over the source's rate" "$(before "rate-limited")"
 [ $fails -eq 0 ] || exit 1
 echo "PASS hostile load: daemon stayed up, RSS bounded, counters show the attacks," \
 	"normal tests passed"
+
+echo "== with a psk-file: challenges held unanswered =="
+# One source opens 40 connections, each with a 64 KiB hello, reads the challenge and never
+# answers it. The hello stage counts against that client's pending cap (2 × 4 + 16 = 24 with
+# --max-flows 4), so the rest are reset at accept, and it ends within the handshake timeout
+# from accept: every held connection is closed by then.
+port=4780
+printf 'hostile %s\n' "$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')" > "$tmp/psk"
+chmod 600 "$tmp/psk"
+ip netns exec "$ns" "$bindir/bloatmeterd" "${dflags[@]}" -p $port --max-sessions 4 --max-flows 4 \
+	--psk-file "$tmp/psk" -v > "$log" 2>&1 &
+dpid=$!
+sleep 0.5
+ip netns exec "$ns" "$bindir/hostile" --psk-hold 127.0.0.1 $port 127.0.0.2 40 24 ||
+	{ echo "FAIL: held challenges"; exit 1; }
+kill -0 $dpid
+kill $dpid
+wait $dpid || true
+dpid=
+echo "PASS hostile psk: the hello stage is capped and ends within the handshake timeout"
+
+echo "== a closing session whose client never reads =="
+# A client with a tiny receive buffer never reads its control connection, says bye and keeps
+# its probes coming. The namespace's TCP send buffers are made small (4 KiB) for this daemon,
+# so its stats fill them within seconds and the final stats cannot be flushed: the session
+# must still end within SESSIONLIFE_CLOSE_S of the bye (--max-sessions 1: a new client gets
+# its welcome), not hold its place until the daemon restarts.
+port=4790
+wmem=$(ip netns exec "$ns" cat /proc/sys/net/ipv4/tcp_wmem)
+ip netns exec "$ns" sysctl -qw net.ipv4.tcp_wmem="4096 4096 4096"
+ip netns exec "$ns" "$bindir/bloatmeterd" "${dflags[@]}" -p $port --max-sessions 1 -v > "$log" 2>&1 &
+dpid=$!
+sleep 0.5
+rc=0
+ip netns exec "$ns" "$bindir/hostile" --bye-hold 127.0.0.1 $port || rc=$?
+ip netns exec "$ns" sysctl -qw net.ipv4.tcp_wmem="$wmem"
+[ $rc -eq 0 ] || { echo "FAIL: a closing session held its place"; exit 1; }
+kill -0 $dpid
+kill $dpid
+wait $dpid || true
+dpid=
+echo "PASS hostile closing: a session that never takes its final stats is freed after its bye"
+
+echo "== a congestion control the kernel does not have =="
+# With privileges, setting TCP_CONGESTION to a name the kernel does not have makes it try to
+# load module tcp_NAME: a client must not get to choose kernel modules. Under strace, the
+# daemon may set only names from tcp_available_congestion_control — a hello, and a test with
+# load flows, asking for one it does not have are answered cc_ok false (the test runs with
+# the default) without a single setsockopt of that name.
+if command -v strace > /dev/null; then
+	port=4800
+	bad=bm_not_a_module # 15 bytes, [a-z_]: a valid name no kernel has
+	ip netns exec "$ns" strace -f -qq -e trace=setsockopt -o "$tmp/strace" \
+		"$bindir/bloatmeterd" "${dflags[@]}" -p $port -v > "$log" 2>&1 &
+	spid=$!
+	sleep 1
+	dpid=$(pgrep -P $spid)
+	ip netns exec "$ns" "$bindir/hostile" --cc 127.0.0.1 $port $bad | tee "$tmp/cc"
+	ip netns exec "$ns" "$bindir/hostile" --cc 127.0.0.1 $port reno | tee -a "$tmp/cc"
+	ip netns exec "$ns" "$bindir/bloatmeter" -p $port --phases idle,download -t 2 --idle 1 \
+		--gap 0 -P 2 --cc $bad -q 127.0.0.1 > /dev/null
+	kill $dpid
+	wait $spid || true
+	dpid=
+	grep -q "^cc $bad: cc_ok 0" "$tmp/cc" || { echo "FAIL: cc $bad not refused"; exit 1; }
+	grep -q "^cc reno: cc_ok 1, cc_used reno" "$tmp/cc" || { echo "FAIL: cc reno refused"; exit 1; }
+	if grep "TCP_CONGESTION, \"$bad\"" "$tmp/strace"; then
+		echo "FAIL: the daemon tried to set a congestion control the kernel does not have"
+		exit 1
+	fi
+	# (strace shows a 4-byte name as a number: any successful set will do.)
+	grep -q 'TCP_CONGESTION, .* = 0$' "$tmp/strace" || { echo "FAIL: strace saw no cc set"; exit 1; }
+	echo "PASS hostile cc: only available congestion controls are ever set"
+else
+	echo "SKIP hostile cc: no strace"
+fi
+
+echo "== HTTP: a request whose headers trickle in =="
+# One header byte every 4 s keeps evhttp's inactivity timeout (10 s) from ever firing; the
+# connection must still be closed at its fixed deadline (HTTPCAP_CONN_MAX_S, 20 s) and not
+# hold one of the http-max-connections slots for as long as the client likes.
+port=4810
+ip netns exec "$ns" "$bindir/bloatmeterd" "${dflags[@]}" -p $port --dns-port 0 --http-port 4811 \
+	-v > "$log" 2>&1 &
+dpid=$!
+sleep 0.5
+ip netns exec "$ns" python3 - 4811 << 'PYEOF' || { echo "FAIL: a trickling HTTP client kept its connection"; exit 1; }
+import socket, sys, time
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=5)
+s.sendall(b"GET / HTTP/1.1\r\nHost: t\r\nX-Slow: ")
+t0, closed = time.monotonic(), None
+s.settimeout(4)
+while time.monotonic() - t0 < 30:
+    try:
+        if s.recv(4096) == b"":
+            closed = time.monotonic() - t0
+            break
+    except socket.timeout:
+        pass
+    except ConnectionResetError:
+        closed = time.monotonic() - t0
+        break
+    try:
+        s.send(b"a")  # one byte of a header that never ends
+    except OSError:
+        closed = time.monotonic() - t0
+        break
+print("HTTP headers trickled one byte every 4 s: connection %s" %
+      ("still open after 30 s" if closed is None else "closed after %.1f s" % closed))
+sys.exit(0 if closed is not None and closed < 24 else 1)
+PYEOF
+kill -0 $dpid
+kill $dpid
+wait $dpid || true
+dpid=
+echo "PASS hostile http: a connection trickling its headers is closed at its deadline"

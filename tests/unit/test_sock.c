@@ -1,5 +1,6 @@
 /* Unit tests for common/sock.c address helpers: which peers count as the same client for the
- * daemon's per-client session limit, and how addresses print. */
+ * daemon's per-client session limit, and how addresses print; and the check of a congestion
+ * control name against the kernel's list of available ones. */
 #include <arpa/inet.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -78,11 +79,32 @@ static void test_addr_str(void **state)
 	assert_string_equal(buf, "?");
 }
 
+/* Whole words of the kernel's list only: a prefix, a longer name or an empty one is not in it
+ * (the daemon must never set a name the kernel would load a module for). */
+static void test_cc_listed(void **state)
+{
+	const char *list = "reno cubic bbr\n";
+
+	assert_true(sock_cc_listed(list, "reno"));
+	assert_true(sock_cc_listed(list, "cubic"));
+	assert_true(sock_cc_listed(list, "bbr"));
+	assert_false(sock_cc_listed(list, "bb"));
+	assert_false(sock_cc_listed(list, "bbr2"));
+	assert_false(sock_cc_listed(list, "htcp"));
+	assert_false(sock_cc_listed(list, ""));
+	assert_false(sock_cc_listed("", "reno"));
+	assert_true(sock_cc_listed("  reno\tcubic ", "cubic"));
+	/* Every kernel has reno built in. */
+	assert_true(sock_cc_available("reno"));
+	assert_false(sock_cc_available("bm_no_such_cc"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_same_client),
 		cmocka_unit_test(test_addr_str),
+		cmocka_unit_test(test_cc_listed),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

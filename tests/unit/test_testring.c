@@ -157,8 +157,10 @@ static void test_mask(void **state)
 {
 	mask("203.0.113.77", "203.0.113.0/24");
 	mask("::ffff:198.51.100.9", "198.51.100.0/24");
-	mask("2001:db8:abcd:12:1:2:3:4", "2001:db8:abcd::/48");
-	mask("::1", "::/48");
+	/* IPv6: the /32, not the /48 (often one household's). */
+	mask("2001:db8:abcd:12:1:2:3:4", "2001:db8::/32");
+	mask("2a02:1234:5678:9abc::1", "2a02:1234::/32");
+	mask("::1", "::/32");
 }
 
 static void test_histogram(void **state)

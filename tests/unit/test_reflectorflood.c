@@ -1,0 +1,96 @@
+/* test_reflectorflood: a flood at the UDP reflector running at a real-time priority
+ * (reflector-priority) must not keep its CPU. The test pins itself to one CPU, queues
+ * thousands of bad datagrams on the reflector's socket, then starts the reflector at SCHED_FIFO
+ * on that CPU: the main thread (normal policy) runs again only when the reflector thread
+ * sleeps. A reflector that drains without bound handles every queued datagram first; a bounded
+ * one pauses after its batch, so the main thread finds most still queued, and all are handled
+ * soon after. Needs root (or RLIMIT_RTPRIO) for SCHED_FIFO; skipped otherwise. */
+#include <errno.h>
+#include <netinet/in.h>
+#include <sched.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "common/clock.h"
+#include "server/ctx.h"
+#include "server/reflector.h"
+#include "server/session.h"
+
+#define QUEUED 4000 /* datagrams queued before the reflector starts */
+
+/* A UDP socket on 127.0.0.1 with room for QUEUED small datagrams, and one connected to it. */
+static void sockets(int *rx, int *tx)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t alen = sizeof(a);
+	int big = 64 << 20;
+
+	*rx = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	*tx = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	assert_true(*rx >= 0 && *tx >= 0);
+	assert_int_equal(bind(*rx, (struct sockaddr *)&a, sizeof(a)), 0);
+	assert_int_equal(getsockname(*rx, (struct sockaddr *)&a, &alen), 0);
+	/* Past rmem_max: root may (SO_RCVBUFFORCE). */
+	assert_int_equal(setsockopt(*rx, SOL_SOCKET, SO_RCVBUFFORCE, &big, sizeof(big)), 0);
+	assert_int_equal(connect(*tx, (struct sockaddr *)&a, sizeof(a)), 0);
+}
+
+static void test_flood_leaves_cpu(void **state)
+{
+	static struct server_ctx srv;
+	cpu_set_t one, all;
+	int rx, tx, cpu = sched_getcpu(), sent = 0;
+	uint64_t first;
+	int64_t end;
+	struct reflector *r;
+
+	if (geteuid() != 0)
+		skip();
+	memset(&srv, 0, sizeof(srv));
+	assert_int_equal(session_table_init(&srv.table, 4), 0);
+	sockets(&rx, &tx);
+	for (int i = 0; i < QUEUED; i++) /* one byte: undecodable, counted as udp_bad */
+		sent += send(tx, "x", 1, 0) == 1;
+	assert_int_equal(sent, QUEUED);
+	/* This thread and the reflector's (which inherits it) share one CPU. */
+	assert_int_equal(sched_getaffinity(0, sizeof(all), &all), 0);
+	CPU_ZERO(&one);
+	CPU_SET(cpu < 0 ? 0 : cpu, &one);
+	assert_int_equal(sched_setaffinity(0, sizeof(one), &one), 0);
+	if (reflector_rt_begin(10) < 0) {
+		assert_int_equal(sched_setaffinity(0, sizeof(all), &all), 0);
+		skip(); /* no real-time priority here */
+	}
+	r = reflector_start(&srv, rx, 1); /* the caller returns to the normal policy */
+	assert_non_null(r);
+	/* We run again once the real-time thread sleeps. */
+	first = atomic_load(&srv.counters.udp_bad);
+	end = clock_mono_ns() + 10 * NS_PER_SEC;
+	while (atomic_load(&srv.counters.udp_bad) < QUEUED && clock_mono_ns() < end)
+		usleep(1000);
+	print_message("reflector at SCHED_FIFO, %d datagrams queued: %llu handled before the main "
+		      "thread ran again, %llu in the end\n", QUEUED, (unsigned long long)first,
+		      (unsigned long long)atomic_load(&srv.counters.udp_bad));
+	reflector_stop(r);
+	close(tx);
+	session_table_free(&srv.table);
+	assert_int_equal(sched_setaffinity(0, sizeof(all), &all), 0);
+	assert_true(first < QUEUED / 2);
+	assert_int_equal(atomic_load(&srv.counters.udp_bad), QUEUED);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_flood_leaves_cpu),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
