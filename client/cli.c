@@ -89,6 +89,12 @@ static void cli_option(enum client_opt opt, const char *arg, struct client_confi
 	case CLIOPT_VERSION6:
 		cfg->family = AF_INET6;
 		break;
+	case CLIOPT_REVERSE:
+		(void)config_parse_phases(cfg, "idle,download");
+		break;
+	case CLIOPT_BIDIR:
+		(void)config_parse_phases(cfg, "idle,bidirectional");
+		break;
 	case CLIOPT_QUICK:
 		/* The shortest run that still reaches the steady window (7 × 250 ms after a
 		 * second of ramp) in both directions: 1 + 4 + 0.5 + 4 + 0.5 = 10 s of schedule. */

@@ -41,6 +41,12 @@ static const struct client_option options_table[CLIOPT_COUNT] = {
 			  "length of the idle phase, 1-600 (default 5)" },
 	[CLIOPT_GAP] = { "gap", 0, "SECONDS", CLIOPT_ALL,
 			 "drain gap after each loaded phase, 0-60 (default 2)" },
+	[CLIOPT_REVERSE] = { "reverse", 'R', NULL, CLIOPT_ALL,
+			     "the download only, as iperf3 -R\n"
+			     "(--phases idle,download)" },
+	[CLIOPT_BIDIR] = { "bidir", 0, NULL, CLIOPT_ALL,
+			   "both directions at once only, as iperf3 --bidir\n"
+			   "(--phases idle,bidirectional)" },
 	[CLIOPT_QUICK] = { "quick", 0, NULL, CLIOPT_ALL,
 			   "an 11 s run: idle 1 s, download and upload 4 s each,\n"
 			   "0.5 s gaps, no bidirectional phase (shorter windows:\n"

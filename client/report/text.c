@@ -302,6 +302,16 @@ static void text_loss_line(const char *phase, const char *dir, const struct loss
 		lp->confidence);
 }
 
+/* Loaded phases that ran (not the idle one). */
+static int loaded_phases(const struct test_result *r)
+{
+	int n = 0;
+
+	for (int i = 0; i < r->nphases && i < PHASE_KINDS; i++)
+		n += r->phases[i].kind != PHASE_IDLE;
+	return n;
+}
+
 /* Drop patterns of the directions that lost probes, and the recovery after each load. */
 static void text_drops(const struct test_result *r, FILE *out)
 {
@@ -317,6 +327,8 @@ static void text_drops(const struct test_result *r, FILE *out)
 			text_loss_line(phase_name(r->phases[i].kind), "down", &r->phases[i].loss_down, out);
 		}
 	}
+	if (!loaded_phases(r))
+		return; /* idle only: no load to retransmit or recover from */
 	fprintf(out, "TCP retransmissions of the load flows:");
 	for (int i = 0; i < r->nphases && i < PHASE_KINDS; i++) {
 		const struct phase_result *ph = &r->phases[i];

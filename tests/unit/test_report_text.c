@@ -164,6 +164,15 @@ static void test_advice_and_ungraded(void **state)
 	assert_null(strstr(txt, "Advice"));
 	free(txt);
 	result_free(&r);
+	/* Idle only, with -v: no empty retransmission and recovery lines. */
+	sample_result(&r, &cfg, 1);
+	r.nphases = 1;
+	r.grade_overall = NULL;
+	txt = render(&r);
+	assert_null(strstr(txt, "TCP retransmissions"));
+	assert_null(strstr(txt, "Recovery ("));
+	free(txt);
+	result_free(&r);
 }
 
 int main(void)
