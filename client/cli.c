@@ -318,7 +318,7 @@ static int cli_measure(const struct client_config *cfg, struct test_result *res)
 	if (rc < 0) {
 		log_error("%s", err);
 		snprintf(res->error, sizeof(res->error), "%s", err);
-		return strncmp(err, "server busy", 11) == 0 ? EXIT_BUSY : EXIT_FAILURE_;
+		return res->server_busy ? EXIT_BUSY : EXIT_FAILURE_;
 	}
 	if (rc > 0)
 		log_error("%s; the results measured until then are saved as partial", err);

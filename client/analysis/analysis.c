@@ -711,6 +711,7 @@ static void analysis_grades(struct test_result *r)
 		    (isnan(worst) || ph->latency_increase_ms > worst))
 			worst = ph->latency_increase_ms;
 	}
+	r->worst_increase_ms = worst;
 	r->grade_overall = analysis_grade(worst);
 }
 

@@ -21,17 +21,6 @@ int lowerbound_cc_short_queue(const char *cc)
 	return 0;
 }
 
-/* The algorithm the sending end of a direction ran: the server sends the download, the
- * client the upload. An end that set the request without naming it ran the request. */
-static const char *sender_cc(const struct test_result *r, int up)
-{
-	const char *req = r->cc.requested[0] ? r->cc.requested : r->cfg.cc;
-	const char *used = up ? r->cc.client_used : r->cc.server_used;
-	int ok = up ? r->cc.client_ok : r->cc.server_ok;
-
-	return used[0] ? used : ok ? req : NULL;
-}
-
 struct estimate_ref {
 	struct buffer_estimate *b;
 	int up;
@@ -59,7 +48,8 @@ static const char *lowerbound_evidence(struct test_result *r, const struct phase
 				       int up, const struct buffer_estimate *b)
 {
 	const struct loss_pattern *lp = up ? &ph->loss_up : &ph->loss_down;
-	const char *cc = sender_cc(r, up), *dir = link_name(up, ph->kind);
+	/* The sending end's algorithm: the server sends the download, the client the upload. */
+	const char *cc = result_cc_used(r, !up), *dir = link_name(up, ph->kind);
 
 	if (lowerbound_cc_short_queue(cc)) {
 		result_warn(r, "%s keeps the queue short, so the %s buffer is at least %.1f ms; run with --cc cubic (as root) to see it",

@@ -10,6 +10,7 @@
 void result_init(struct test_result *r, const struct client_config *cfg)
 {
 	memset(r, 0, sizeof(*r));
+	r->worst_increase_ms = NAN;
 	r->cfg = *cfg;
 	r->ip_overhead = NAN;
 	r->rtt0_ms = NAN;
@@ -102,4 +103,13 @@ void result_abort(struct test_result *r, int k, int64_t now_ns, const char *why)
 const char *result_status(const struct test_result *r)
 {
 	return r->partial ? "partial" : "complete";
+}
+
+const char *result_cc_used(const struct test_result *r, int server_end)
+{
+	const char *req = r->cc.requested[0] ? r->cc.requested : r->cfg.cc;
+	const char *used = server_end ? r->cc.server_used : r->cc.client_used;
+	int ok = server_end ? r->cc.server_ok : r->cc.client_ok;
+
+	return used[0] ? used : ok ? req : NULL;
 }

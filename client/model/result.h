@@ -240,6 +240,8 @@ struct test_result {
 	} capture;
 
 	const char *grade_down, *grade_up, *grade_overall; /* DSLReports bands; NULL if n/a */
+	int server_busy;               /* the server refused the test for now (exit code 4) */
+	double worst_increase_ms;      /* the loaded phases' largest latency increase (grade_overall's); NaN if none */
 	double shaper_down_mbps, shaper_up_mbps; /* SQM/cake advice: 90 % of the IP-level rate */
 
 	char warnings[16][192];
@@ -268,6 +270,10 @@ void result_init(struct test_result *r, const struct client_config *cfg);
 void result_free(struct test_result *r);
 /* The first phase of kind k that ran, or NULL. */
 const struct phase_result *result_find_phase(const struct test_result *r, enum phase_kind k);
+/* The congestion control one end ran (server_end: the server's, which sends the download):
+ * the name it reported, else the requested one if it set that without naming it, else NULL
+ * (the request failed there and the system default ran). */
+const char *result_cc_used(const struct test_result *r, int server_end);
 /* Probes that got a valid reply. */
 size_t result_replies(const struct test_result *r);
 /* A new series slot (series_init'ed), or NULL when all RESULT_MAX_SERIES are used. */

@@ -75,24 +75,10 @@ static void verdict_both(const struct test_result *r, struct verdict *v)
 		    inc);
 }
 
-/* The worst loaded phase's increase, for the headline. */
-static double worst_increase(const struct test_result *r)
-{
-	double worst = NAN;
-
-	for (int i = 0; i < r->nphases && i < PHASE_KINDS; i++) {
-		double x = r->phases[i].latency_increase_ms;
-
-		if (r->phases[i].kind != PHASE_IDLE && isfinite(x) && !(x <= worst))
-			worst = x;
-	}
-	return worst;
-}
-
 static void verdict_headline(const struct test_result *r, struct verdict *v)
 {
 	const struct phase_result *ph = result_find_phase(r, PHASE_IDLE);
-	double worst = worst_increase(r);
+	double worst = r->worst_increase_ms;
 	char idle[16];
 
 	/* The increase is over the idle median, so that is the RTT to name. */

@@ -11,11 +11,12 @@ const char *wording_cc_requested(const struct test_result *r)
 	return r->cc.requested[0] ? r->cc.requested : r->cfg.cc;
 }
 
-/* What an end ran: the name it reported, else (it set the request without naming it) the
- * requested one, else the system default. */
-static const char *cc_used(const char *used, int ok, const char *req)
+/* What an end ran, for people: the system default when the request failed unnamed. */
+static const char *cc_ran(const struct test_result *r, int server_end)
 {
-	return used[0] ? used : ok ? req : "default";
+	const char *used = result_cc_used(r, server_end);
+
+	return used ? used : "default";
 }
 
 void wording_cc_end(const struct test_result *r, int server, int why, char *buf, size_t len)
@@ -26,8 +27,7 @@ void wording_cc_end(const struct test_result *r, int server, int why, char *buf,
 	const char *err = server ? cc->server_error : cc->client_error;
 	char used[sizeof(cc->server_used)], reason[sizeof(cc->server_error)];
 
-	report_clean(cc_used(server ? cc->server_used : cc->client_used, ok, req), used,
-		     sizeof(used));
+	report_clean(cc_ran(r, server), used, sizeof(used));
 	report_clean(err, reason, sizeof(reason));
 	if (ok)
 		snprintf(buf, len, "%s", used);
@@ -51,5 +51,5 @@ void wording_cc(const struct test_result *r, char *buf, size_t len)
 
 const char *wording_cc_client(const struct test_result *r)
 {
-	return cc_used(r->cc.client_used, 1, wording_cc_requested(r));
+	return cc_ran(r, 0);
 }

@@ -133,8 +133,8 @@ static int ctrl_send(int fd, SSL *ssl, json_object *msg, int64_t deadline)
 }
 
 /* One sentence for an answer that is not a welcome. */
-static void ctrl_refusal(json_object *reply, const struct ctrl_secure *sec, char *err,
-			 size_t errlen)
+static void ctrl_refusal(json_object *reply, const struct ctrl_secure *sec,
+			 struct ctrl_welcome *w, char *err, size_t errlen)
 {
 	const char *type = wire_ctrl_type(reply), *reason;
 	int64_t retry;
@@ -142,6 +142,7 @@ static void ctrl_refusal(json_object *reply, const struct ctrl_secure *sec, char
 	if (strcmp(type, "busy") == 0) {
 		if (wire_get_int(reply, "retry_after_s", 0, 86400, &retry) < 0)
 			retry = 60;
+		w->busy = 1;
 		snprintf(err, errlen, "server busy, retry after %lld s", (long long)retry);
 	} else if (strcmp(type, "error") == 0 && wire_get_str(reply, "reason", 200, &reason) == 0) {
 		if (sec->psk != NULL && strcmp(reason, AUTH_FAILED_REASON) == 0)
@@ -227,6 +228,7 @@ int ctrl_handshake_secure(int fd, const struct ctrl_secure *sec, const char *cc,
 	json_object *hello = wire_ctrl_new("hello"), *reply, *next;
 	int rc = -1;
 
+	w->busy = 0;
 	if (sec == NULL)
 		sec = &plain;
 	json_object_object_add(hello, "client_version", json_object_new_string(BM_VERSION));
@@ -251,7 +253,7 @@ int ctrl_handshake_secure(int fd, const struct ctrl_secure *sec, const char *cc,
 		     ctrl_check_proof(reply, w, sec, snonce, cnonce, err, errlen) == 0 &&
 		     ctrl_check_tls_load(w, sec, err, errlen) == 0 ? 0 : -1;
 	else
-		ctrl_refusal(reply, sec, err, errlen);
+		ctrl_refusal(reply, sec, w, err, errlen);
 	json_object_put(reply);
 	return rc;
 }

@@ -26,6 +26,7 @@ struct ctrl_welcome {
 	uint64_t max_rate_bps;     /* the server's bulk rate cap per direction; 0 = none */
 	int summary_ok;            /* the server accepts a `summary` before bye */
 	int tls_load;              /* the server carries this session's load inside TLS */
+	int busy;                  /* set when the handshake failed because the server was busy */
 };
 
 struct ctrl_stats {

@@ -684,6 +684,7 @@ static int test_connect(struct test *t, char *err, size_t errlen)
 	if ((cfg->tls && (sec.ssl = test_tls(cfg, fd, err, errlen)) == NULL) ||
 	    ctrl_handshake_secure(fd, &sec, cfg->cc, (int)ceil(test_total_s(t)) + 10,
 				  HANDSHAKE_TIMEOUT_MS, &t->welcome, err, errlen) < 0) {
+		r->server_busy = t->welcome.busy;
 		SSL_free(sec.ssl);
 		close(fd);
 		return -1;
