@@ -21,21 +21,6 @@ need_cmd jq jq
 need_py_module $py jsonschema python3-jsonschema
 . "$(dirname "$0")/../../lib/harness.sh"
 
-start_daemon() { # EXTRA FLAGS...: starts bloatmeterd on a free port; sets port and dpid
-	for _ in 1 2 3 4 5; do
-		port=$((20000 + RANDOM % 40000))
-		"$d" -b 127.0.0.1 -p "$port" --dns-port 0 --allow-root yes -v "$@" \
-			> "$work/daemon.log" 2>&1 &
-		dpid=$!
-		if wait_log "listening on 127.0.0.1 port $port"; then return 0; fi
-		kill "$dpid" 2> /dev/null || true
-		wait "$dpid" 2> /dev/null || true
-		dpid=
-	done
-	echo "FAIL faults: the daemon did not start"
-	cat "$work/daemon.log"
-	exit 1
-}
 stop_daemon() {
 	kill -KILL "$dpid" 2> /dev/null || true
 	wait "$dpid" 2> /dev/null || true
@@ -52,7 +37,7 @@ client_bg() { # NAME ARGS...
 }
 
 # 1. The daemon dies during the download phase (idle 2 s + 2 s into the 4 s download).
-start_daemon
+harness_start_daemon
 client_bg kill
 sleep 4
 kill -KILL "$dpid"
@@ -78,7 +63,7 @@ check "server killed: --prometheus says partial" \
 check "server killed: the text opens with where it stopped" grep -q '^Stopped ' "$work/kill.out"
 
 # 2. Ctrl-C during the upload phase (idle 2 + download 4 + gap 1 + 1.5 s).
-start_daemon
+harness_start_daemon
 client_bg int
 sleep 8.5
 kill -INT "$cpid"
@@ -103,7 +88,7 @@ check "unreachable: --log gets the failed line" \
 	jq -e -s 'length == 1 and .[0].status == "failed"' "$work/none.jsonl"
 
 # 4. Busy: a holder takes the only session; the next client exits 4.
-start_daemon --max-sessions 1
+harness_start_daemon --max-sessions 1
 "$b" -p "$port" --phases idle --idle 6 -q 127.0.0.1 > /dev/null 2>&1 &
 hpid=$!
 pids+=("$hpid")

@@ -21,24 +21,7 @@ code() { # CURL ARGS...: prints the HTTP status code
 }
 
 hcap=8 # room for Chromium's parallel connections
-# A random pair of free ports may be taken: try a few.
-for try in 1 2 3 4 5; do
-	port=$((20000 + RANDOM % 40000))
-	hport=$((20000 + RANDOM % 40000))
-	"$d" -b 127.0.0.1 -p "$port" --dns-port 0 --http-port "$hport" --allow-root yes -v \
-		--http-max-connections "$hcap" \
-		> "$work/daemon.log" 2>&1 &
-	dpid=$!
-	if wait_log "listening on 127.0.0.1 port $port"; then break; fi
-	kill "$dpid" 2> /dev/null || true
-	wait "$dpid" 2> /dev/null || true
-	dpid=
-done
-if [ -z "$dpid" ]; then
-	cat "$work/daemon.log"
-	echo "FAIL http: the daemon did not start"
-	exit 1
-fi
+harness_start_daemon --http --http-max-connections "$hcap"
 h=http://127.0.0.1:$hport
 check "the log names the HTTP listener" grep -q "HTTP (metrics, API, dashboard) on 127.0.0.1 port $hport" "$work/daemon.log"
 check "/healthz: 200 ok" test "$(curl -s --max-time 5 "$h/healthz")" = "ok"

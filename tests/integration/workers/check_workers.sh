@@ -16,23 +16,10 @@ need_root "privileges dropped to nobody and SCHED_FIFO for the reflector"
 need_cmd curl curl promtool prometheus chrt util-linux
 . "$(dirname "$0")/../../lib/harness.sh"
 
-start() { # WORKERS [FLAGS...]: starts the daemon on free ports ($port, $hport), log in daemon.log
-	local try n=$1
+start() { # WORKERS [FLAGS...]: the daemon on free ports ($port, $hport), log in daemon.log
+	local n=$1
 	shift
-	for try in 1 2 3 4 5; do
-		port=$((20000 + RANDOM % 40000))
-		hport=$((20000 + RANDOM % 40000))
-		"$d" -b 127.0.0.1 -p "$port" --dns-port 0 --http-port "$hport" --allow-root yes \
-			--max-sessions-per-client 8 --workers "$n" "$@" -v > "$work/daemon.log" 2>&1 &
-		dpid=$!
-		if wait_log "listening on 127.0.0.1 port $port"; then return 0; fi
-		kill "$dpid" 2> /dev/null || true
-		wait "$dpid" 2> /dev/null || true
-		dpid=
-	done
-	cat "$work/daemon.log"
-	echo "FAIL workers: the daemon did not start"
-	exit 1
+	harness_start_daemon --http --max-sessions-per-client 8 --workers "$n" "$@"
 }
 stop() { # SIGTERM; the daemon's exit code in $drc
 	kill -TERM "$dpid"
