@@ -20,6 +20,7 @@
 #include "client/run/probeset.h"
 #include "common/auth.h"
 #include "common/clock.h"
+#include "common/dial.h"
 #include "common/frame.h"
 #include "common/log.h"
 #include "common/sock.h"
@@ -30,7 +31,7 @@
 #define TICK_MS 50
 #define HANDSHAKE_TIMEOUT_MS 5000
 #define CONNECT_TIMEOUT_MS 5000
-#define TEST_MAX_ADDRS 8 /* addresses of the server tried in turn */
+#define TEST_MAX_ADDRS 8 /* addresses of the server raced (≤ DIAL_MAX) */
 #define BYE_TIMEOUT_MS 3000
 #define PROBE_GRACE_NS (1000 * NS_PER_MS)
 /* -P auto: one more flow per direction each second while the last one gained ≥ 5 %. */
@@ -634,28 +635,27 @@ static struct bufferevent *test_ctrl_bev(struct test *t, int fd, SSL *ssl)
 	return bev;
 }
 
-/* Connects and performs the handshake; fills the cc and version parts of the result. */
-/* Connects the control connection to the first address of the server that answers, in
- * getaddrinfo's order (-4/-6 keep one family), so a host whose IPv6 is broken falls back to
- * IPv4 as other tools do. The address used becomes t->sa. The fd, or -1 with err: the last
- * address's failure, and how many were tried. */
+/* Connects the control connection to the server's addresses as RFC 8305 races them
+ * (common/dial.c; -4/-6 keep one family), so a host whose IPv6 is broken falls back to IPv4
+ * within 250 ms instead of after a whole connect timeout. The address used becomes t->sa.
+ * The fd, or -1 with err: the last address's failure, and how many were tried. */
 static int test_dial(struct test *t, char *err, size_t errlen)
 {
 	const struct client_config *cfg = t->cfg;
 	struct sockaddr_storage sa[TEST_MAX_ADDRS];
 	socklen_t len[TEST_MAX_ADDRS];
-	int n = sock_resolve_all(cfg->server_addr ? cfg->server_addr : cfg->server, cfg->port,
-				 SOCK_STREAM, cfg->family, sa, len, TEST_MAX_ADDRS, err, errlen);
+	int won, fd, n = sock_resolve_all(cfg->server_addr ? cfg->server_addr : cfg->server,
+					  cfg->port, SOCK_STREAM, cfg->family, sa, len,
+					  TEST_MAX_ADDRS, err, errlen);
 
-	for (int i = 0; i < n; i++) {
-		int fd = sock_connect_tcp(&sa[i], len[i], CONNECT_TIMEOUT_MS, err, errlen);
-
-		if (fd >= 0) {
-			t->sa = sa[i];
-			t->salen = len[i];
-			return fd;
-		}
-		log_info("%s%s", err, i + 1 < n ? "; trying the next address" : "");
+	if (n < 0)
+		return -1;
+	dial_interleave(sa, len, n);
+	fd = dial_race(sa, len, n, DIAL_STAGGER_MS, CONNECT_TIMEOUT_MS, &won, err, errlen);
+	if (fd >= 0) {
+		t->sa = sa[won];
+		t->salen = len[won];
+		return fd;
 	}
 	if (n > 1) {
 		size_t o = strlen(err);
@@ -666,6 +666,7 @@ static int test_dial(struct test *t, char *err, size_t errlen)
 	return -1;
 }
 
+/* Connects and performs the handshake; fills the cc and version parts of the result. */
 static int test_connect(struct test *t, char *err, size_t errlen)
 {
 	const struct client_config *cfg = t->cfg;
