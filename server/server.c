@@ -553,9 +553,15 @@ static int server_serve(struct server_state *st)
 	struct server_ctx *srv = &st->srv;
 	const struct server_config *cfg = srv->cfg;
 
-	log_info("bloatmeterd %s listening on %s port %u (TCP control/data, UDP probes; %s receive timestamps)",
-		 BM_VERSION, cfg->bind_addr ? cfg->bind_addr : "*", cfg->port,
-		 srv->udp_ts_kernel ? "kernel" : "user-space");
+	char rate[32] = "none";
+
+	if (cfg->max_rate_bps)
+		snprintf(rate, sizeof(rate), "%.0f Mbit/s", (double)cfg->max_rate_bps / 1e6);
+	/* The operator's one line at start: where, and the limits every client will meet. */
+	log_notice("bloatmeterd %s listening on %s port %u (TCP control/data, UDP probes; %s receive timestamps); limits: %d sessions, %d per client, %d s each, max-rate %s",
+		   BM_VERSION, cfg->bind_addr ? cfg->bind_addr : "*", cfg->port,
+		   srv->udp_ts_kernel ? "kernel" : "user-space", cfg->max_sessions,
+		   cfg->max_sessions_per_client, cfg->max_duration_s, rate);
 	if (cfg->config_loaded)
 		log_info("configuration from %s", cfg->config_path);
 	server_log_security(srv, 0);
