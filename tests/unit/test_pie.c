@@ -50,6 +50,7 @@ static void test_rising_with_delay(void **state)
 {
 	struct pie p30, p60;
 	struct fifoq q;
+	struct lab_pkt *k;
 	double at[4];
 
 	(void)state;
@@ -66,8 +67,8 @@ static void test_rising_with_delay(void **state)
 	pie_hold(&p60, &q, 60 * MS, 1000 * MS, 3000 * MS);
 	assert_true(p60.drop_prob > at[3]);
 	/* The queue empties: the probability decays towards zero. */
-	while (fifoq_pop(&q) != NULL)
-		;
+	while ((k = fifoq_pop(&q)) != NULL)
+		free(k);
 	pie_update(&p60, &q, 13000 * MS);
 	assert_true(p60.drop_prob < 0.01);
 	fifoq_free(&q);
