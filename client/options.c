@@ -15,6 +15,11 @@
 /* The help text starts in this column; a longer flag puts it on the next line. */
 #define OPTIONS_HELP_COL 25
 
+int options_arg_optional(const struct client_option *o)
+{
+	return strcmp(o->name, "json") == 0; /* --json alone = -J; --json=FILE */
+}
+
 static const struct client_option options_table[CLIOPT_COUNT] = {
 	[CLIOPT_PORT] = { "port", 'p', "PORT", CLIOPT_ALL,
 			  "server port (default " OPTIONS_STR(CLIENT_DEFAULT_PORT) ")" },
@@ -69,7 +74,7 @@ static const struct client_option options_table[CLIOPT_COUNT] = {
 				 "print the JSON report instead of text" },
 	[CLIOPT_JSON] = { "json", 0, "FILE", CLIOPT_ALL,
 			  "alone: the JSON report on stdout (like -J); =FILE:\n"
-			  "also to FILE (\"--json FILE SERVER\" still works)", 1 },
+			  "also to FILE (\"--json FILE SERVER\" still works)" },
 	[CLIOPT_LOG] = { "log", 0, "FILE", CLIOPT_ALL,
 			 "append one compact JSON line per run (history)" },
 	[CLIOPT_PROMETHEUS] = { "prometheus", 0, "FILE", CLIOPT_ALL,
@@ -146,7 +151,9 @@ void options_getopt(struct option longopts[CLIOPT_COUNT + 1], char shorts[OPTION
 	for (int i = 0; i < CLIOPT_COUNT; i++) {
 		const struct client_option *o = &options_table[i];
 
-		int has = !o->arg ? no_argument : o->arg_optional ? optional_argument : required_argument;
+		int has = !o->arg		   ? no_argument
+			  : options_arg_optional(o) ? optional_argument
+						    : required_argument;
 
 		longopts[i] = (struct option){ o->name, has, NULL,
 					       o->short_flag ? o->short_flag : OPTIONS_LONG + i };
@@ -181,7 +188,7 @@ static void options_print(FILE *f, const struct client_option *o)
 	else
 		col = fprintf(f, "      --%s", o->name);
 	if (o->arg)
-		col += fprintf(f, o->arg_optional ? "[=%s]" : " %s", o->arg);
+		col += fprintf(f, options_arg_optional(o) ? "[=%s]" : " %s", o->arg);
 	if (col >= OPTIONS_HELP_COL) {
 		fputc('\n', f);
 		col = 0;

@@ -74,10 +74,12 @@ struct client_option {
 	const char *arg;
 	enum client_opt_scope scope;
 	const char *help; /* one or more lines, '\n' between them, none at the end */
-	/* 1: the value is optional and given only as --name=VALUE (getopt's optional_argument);
-	 * the help shows "--name[=VALUE]". */
-	int arg_optional;
 };
+
+/* 1 when o's value is optional and given only as --name=VALUE (getopt's optional_argument;
+ * the help shows "--name[=VALUE]"). A function, not a field: positional table entries would
+ * otherwise all need it spelled out (clang's -Wmissing-field-initializers). */
+int options_arg_optional(const struct client_option *o);
 
 /* The short-option string: a leading ':' and two bytes per option at most, and the NUL. */
 #define OPTIONS_SHORTS_MAX (2 + 2 * CLIOPT_COUNT)
