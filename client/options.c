@@ -120,6 +120,9 @@ static const struct client_option options_table[CLIOPT_COUNT] = {
 	[CLIOPT_DAEMON] = { "daemon", 0, "PATH", CLIOPT_LAB,
 			    "bloatmeterd to run (default: next to this program, or\n"
 			    "in ../sbin)" },
+	[CLIOPT_PER_HOP] = { "per-hop", 0, "icmp|udp", CLIOPT_TEST,
+			     "latency of every hop to the server under load, from\n"
+			     "TTL-limited probes (20/s), and where the queue builds" },
 };
 
 const struct client_option *options_get(enum client_opt opt)

@@ -129,7 +129,7 @@ static int hops_first(const struct hop_out *out, size_t n, size_t p, double bar)
 }
 
 static void hops_say(const struct hop_in *in, const struct hop_out *out, int first, size_t p,
-		     int last, struct hops_verdict *v)
+		     const char *name, int last, struct hops_verdict *v)
 {
 	size_t len;
 
@@ -140,8 +140,13 @@ static void hops_say(const struct hop_in *in, const struct hop_out *out, int fir
 		snprintf(v->text, sizeof(v->text), "the queue builds between hop %d (%s) and hop %d (%s)",
 			 first, hops_addr(in, first - 1), first + 1, hops_addr(in, first));
 	len = strlen(v->evidence);
-	snprintf(v->evidence + len, sizeof(v->evidence) - len, "loaded phase %zu: hop %d +%.1f ms",
-		 p + 1, first + 1, out[first].increase_ms[p]);
+	if (name != NULL)
+		snprintf(v->evidence + len, sizeof(v->evidence) - len, "%s: ", name);
+	else
+		snprintf(v->evidence + len, sizeof(v->evidence) - len, "phase %zu: ", p + 1);
+	len = strlen(v->evidence);
+	snprintf(v->evidence + len, sizeof(v->evidence) - len, "hop %d +%.1f ms", first + 1,
+		 out[first].increase_ms[p]);
 	if (first > 0 && !isnan(out[first - 1].increase_ms[p])) {
 		len = strlen(v->evidence);
 		snprintf(v->evidence + len, sizeof(v->evidence) - len, ", hop %d before it +%.1f ms",
@@ -154,8 +159,8 @@ static void hops_say(const struct hop_in *in, const struct hop_out *out, int fir
 	}
 }
 
-void hops_analyse(const struct hop_in *in, size_t n, size_t nphases, struct hop_out *out,
-		  struct hops_verdict *v)
+void hops_analyse(const struct hop_in *in, size_t n, size_t nphases, const char *const *names,
+		  struct hop_out *out, struct hops_verdict *v)
 {
 	int p, last, first;
 	double bar;
@@ -185,6 +190,6 @@ void hops_analyse(const struct hop_in *in, size_t n, size_t nphases, struct hop_
 	first = hops_first(out, n, (size_t)p, bar);
 	v->first_hop = first + 1;
 	v->increase_ms = out[first].increase_ms[p];
-	hops_say(in, out, first, (size_t)p, last, v);
+	hops_say(in, out, first, (size_t)p, names ? names[p] : NULL, last, v);
 	hops_limited(in, n, (size_t)p, bar, out, v->evidence, sizeof(v->evidence));
 }

@@ -44,9 +44,10 @@ struct hops_verdict {
 	char evidence[512]; /* the numbers behind it, including rate-limiting hops */
 };
 
-/* Analyses n hops (≤ HOPS_MAX, in TTL order, the last being the server) over nphases loaded
- * phases (≤ HOPS_PHASES_MAX); out has n entries. */
-void hops_analyse(const struct hop_in *in, size_t n, size_t nphases, struct hop_out *out,
-		  struct hops_verdict *v);
+/* Analyses n hops (≤ HOPS_MAX, in TTL order, the last being the server) over nphases phases
+ * (≤ HOPS_PHASES_MAX; a phase nothing was sent in is skipped, so the idle one may take a slot);
+ * names[p] names phase p in the evidence (NULL: "phase p+1"); out has n entries. */
+void hops_analyse(const struct hop_in *in, size_t n, size_t nphases, const char *const *names,
+		  struct hop_out *out, struct hops_verdict *v);
 
 #endif

@@ -32,9 +32,10 @@ static void test_bottleneck_after_hop2(void **state)
 	hop(&in[0], "10.0.1.1", 0.3, 0.5, 20);
 	hop(&in[1], "198.51.100.1", 0.6, 1.1, 20);
 	hop(&in[2], "203.0.113.5", 0.9, 81.0, 19);
-	hops_analyse(in, 3, 1, out, &v);
+	hops_analyse(in, 3, 1, (const char *const[]){"upload"}, out, &v);
 	assert_int_equal(v.first_hop, 3);
 	assert_int_equal(v.phase, 0);
+	assert_true(strncmp(v.evidence, "upload: hop 3 +80.1 ms", 22) == 0);
 	assert_string_equal(v.text, "the queue builds between hop 2 (198.51.100.1) and hop 3 "
 				    "(203.0.113.5)");
 	assert_true(strstr(v.evidence, "hop 3 +80.1 ms, hop 2 before it +0.5 ms") != NULL);
@@ -53,7 +54,7 @@ static void test_first_link(void **state)
 	(void)state;
 	hop(&in[0], "192.168.1.1", 1.0, 60.0, 20);
 	hop(&in[1], "203.0.113.5", 5.0, 66.0, 20);
-	hops_analyse(in, 2, 1, out, &v);
+	hops_analyse(in, 2, 1, NULL, out, &v);
 	assert_int_equal(v.first_hop, 1);
 	assert_string_equal(v.text, "the queue builds between this host and hop 1 (192.168.1.1)");
 	assert_true(strstr(v.evidence, "every later hop too (hop 2 +61.0 ms)") != NULL);
@@ -72,7 +73,7 @@ static void test_rate_limiting_hops(void **state)
 	hop(&in[1], "10.0.2.1", 0.6, 45.0, 20);
 	hop(&in[2], "10.0.3.1", 0.9, 1.5, 20);
 	hop(&in[3], "10.0.4.2", 1.2, 70.0, 20);
-	hops_analyse(in, 4, 1, out, &v);
+	hops_analyse(in, 4, 1, NULL, out, &v);
 	assert_int_equal(v.first_hop, 4);
 	assert_string_equal(v.text, "the queue builds between hop 3 (10.0.3.1) and hop 4 (10.0.4.2)");
 	assert_true(out[0].icmp_limited);
@@ -96,7 +97,7 @@ static void test_silent_hop(void **state)
 	hop(&in[1], "", NAN, NAN, 0);
 	in[1].idle.replies = 0;
 	hop(&in[2], "10.0.3.2", 0.9, 50.0, 20);
-	hops_analyse(in, 3, 1, out, &v);
+	hops_analyse(in, 3, 1, NULL, out, &v);
 	assert_int_equal(v.first_hop, 3);
 	assert_string_equal(v.text, "the queue builds between hop 2 (*) and hop 3 (10.0.3.2)");
 	assert_true(out[1].icmp_limited);
@@ -113,23 +114,23 @@ static void test_phase_choice_and_quiet(void **state)
 	(void)state;
 	hop(&in[0], "10.0.1.1", 0.3, 0.4, 20);
 	hop(&in[1], "10.0.2.2", 0.6, 2.0, 20);
-	hops_analyse(in, 2, 1, out, &v);
+	hops_analyse(in, 2, 1, NULL, out, &v);
 	assert_int_equal(v.first_hop, 0);
 	assert_string_equal(v.text, "no hop's round trip rose by 5 ms or more under load "
 				    "(hop 2: +1.4 ms)");
 	in[0].loaded[1] = (struct hop_sample){30.0, 20, 20};
 	in[1].loaded[1] = (struct hop_sample){31.0, 20, 20};
-	hops_analyse(in, 2, 2, out, &v);
+	hops_analyse(in, 2, 2, NULL, out, &v);
 	assert_int_equal(v.phase, 1);
 	assert_int_equal(v.first_hop, 1);
 	assert_float_equal(v.increase_ms, 29.7, 1e-9);
 	/* no data at all */
 	in[0].idle.replies = in[1].idle.replies = 0;
-	hops_analyse(in, 2, 2, out, &v);
+	hops_analyse(in, 2, 2, NULL, out, &v);
 	assert_int_equal(v.first_hop, 0);
 	assert_int_equal(v.phase, -1);
 	assert_string_equal(v.text, "no hop answered both idle and under load");
-	hops_analyse(in, 0, 0, out, &v);
+	hops_analyse(in, 0, 0, NULL, out, &v);
 	assert_int_equal(v.first_hop, 0);
 }
 
