@@ -35,6 +35,8 @@ struct hop_probe {
 	struct hop_probe_config cfg;
 	struct hop_trace *out;
 	int fd, family;
+	int raw;        /* ICMP through a raw socket (root, no ping socket allowed) */
+	uint16_t id;    /* raw sockets: our echo identifier */
 	uint64_t cookie;
 	struct event *send_ev, *recv_ev;
 	struct probe_schedule sched;
@@ -80,7 +82,7 @@ static size_t hop_build(struct hop_probe *p, int64_t n, uint8_t *buf,
 {
 	*to = p->cfg.target;
 	if (p->cfg.mode == HOP_MODE_ICMP)
-		return icmp_build_echo(p->family, 0, (uint32_t)n, p->cookie, buf, HOP_PAYLOAD);
+		return icmp_build_echo(p->family, p->id, (uint32_t)n, p->cookie, buf, HOP_PAYLOAD);
 	uint16_t port = htons((uint16_t)(HOPPROBE_UDP_PORT + n % HOPPROBE_PORTS));
 
 	if (p->family == AF_INET6)
@@ -287,6 +289,34 @@ static void hop_drain_errqueue(struct hop_probe *p)
 	}
 }
 
+/* A raw socket's message (IPv4: IP header first): time exceeded quoting our echo, or the
+ * server's echo reply; other programs' ICMP is silently not ours. */
+static void hop_on_raw(struct hop_probe *p, const uint8_t *buf, size_t n,
+		       const struct sockaddr_storage *peer, int64_t rx)
+{
+	struct icmperr_msg m;
+	struct hop_answer a = { .slot = -1, .rx_ns = rx, .from = *peer };
+	enum icmperr_kind k;
+	size_t hl = 0;
+
+	if (p->family == AF_INET) {
+		if (n < 20 || (buf[0] & 0x0f) < 5 || (size_t)(buf[0] & 0x0f) * 4 > n)
+			return;
+		hl = (size_t)(buf[0] & 0x0f) * 4;
+	}
+	k = icmperr_parse(p->family, buf + hl, n - hl, &m);
+	if (k <= ICMPERR_OTHER || m.proto != ICMPERR_Q_ECHO || m.id != p->id)
+		return;
+	a.slot = hop_slot_of(p, m.seq);
+	a.from_target = k == ICMPERR_ECHO_REPLY &&
+			sock_same_ip((const struct sockaddr *)peer,
+				     (const struct sockaddr *)&p->cfg.target);
+	a.error = k != ICMPERR_TIME_EXCEEDED && !a.from_target;
+	if (k == ICMPERR_ECHO_REPLY && !a.from_target)
+		return;
+	hop_record(p, &a);
+}
+
 /* An echo reply on a ping socket (the server answered an ICMP probe). */
 static void hop_on_datagram(struct hop_probe *p, const uint8_t *buf, size_t n,
 			    const struct sockaddr_storage *peer, int64_t rx)
@@ -324,7 +354,10 @@ static void hop_recv_callback(evutil_socket_t fd, short what, void *arg)
 		ssize_t n = sock_recv_ts(fd, buf, sizeof(buf), &peer, &plen, &rx, &src);
 
 		if (n >= 0) {
-			hop_on_datagram(p, buf, (size_t)n, &peer, rx);
+			if (p->raw)
+				hop_on_raw(p, buf, (size_t)n, &peer, rx);
+			else
+				hop_on_datagram(p, buf, (size_t)n, &peer, rx);
 			continue;
 		}
 		if (errno == EAGAIN || errno == EWOULDBLOCK)
@@ -374,11 +407,22 @@ static int hop_open(struct hop_probe *p, char *err, size_t errlen)
 	int rc;
 
 	p->fd = socket(p->family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, proto);
+	if (p->fd < 0 && p->cfg.mode == HOP_MODE_ICMP && (errno == EACCES || errno == EPERM)) {
+		/* no ping socket for this group: a raw one if we may (root, CAP_NET_RAW) */
+		p->fd = socket(p->family, SOCK_RAW | SOCK_NONBLOCK | SOCK_CLOEXEC, proto);
+		if (p->fd >= 0) {
+			p->raw = 1;
+			snprintf(p->out->method, sizeof(p->out->method), "raw socket");
+			(void)sock_enable_rx_timestamps(p->fd);
+			return util_random(&p->id, sizeof(p->id));
+		}
+		errno = EPERM;
+	}
 	if (p->fd < 0) {
 		if (p->cfg.mode == HOP_MODE_ICMP && (errno == EACCES || errno == EPERM))
 			snprintf(err, errlen, "per-hop ICMP probes need an unprivileged ping socket, "
-				 "which net.ipv4.ping_group_range does not allow this group: use "
-				 "--per-hop udp");
+				 "which net.ipv4.ping_group_range does not allow this group, or root: "
+				 "use --per-hop udp");
 		else
 			snprintf(err, errlen, "cannot open the per-hop probe socket: %s",
 				 strerror(errno));
