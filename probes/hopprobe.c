@@ -296,9 +296,15 @@ static void hop_on_raw(struct hop_probe *p, const uint8_t *buf, size_t n,
 {
 	struct icmperr_msg m;
 	struct hop_answer a = { .slot = -1, .rx_ns = rx, .from = *peer };
+	struct icmp_parsed pm;
 	enum icmperr_kind k;
 	size_t hl = 0;
 
+	/* icmp_parse checks the checksum raw IPv4 sockets leave unverified, and the cookie
+	 * where the echo (answered or quoted) carries it. */
+	if (icmp_parse(p->family, 1, buf, n, &pm) <= ICMP_PARSE_OTHER ||
+	    (pm.has_cookie && pm.cookie != p->cookie))
+		return;
 	if (p->family == AF_INET) {
 		if (n < 20 || (buf[0] & 0x0f) < 5 || (size_t)(buf[0] & 0x0f) * 4 > n)
 			return;
@@ -321,16 +327,13 @@ static void hop_on_raw(struct hop_probe *p, const uint8_t *buf, size_t n,
 static void hop_on_datagram(struct hop_probe *p, const uint8_t *buf, size_t n,
 			    const struct sockaddr_storage *peer, int64_t rx)
 {
-	struct icmperr_msg m;
+	struct icmp_parsed m;
 	struct hop_answer a = { .slot = -1, .rx_ns = rx, .from = *peer };
 
-	if (p->cfg.mode != HOP_MODE_ICMP ||
-	    icmperr_parse(p->family, buf, n, &m) != ICMPERR_ECHO_REPLY ||
+	/* The cookie is big-endian on the wire (icmp_build_echo): compare the parsed value. */
+	if (p->cfg.mode != HOP_MODE_ICMP || icmp_parse(p->family, 0, buf, n, &m) != ICMP_PARSE_REPLY ||
+	    (m.has_cookie && m.cookie != p->cookie) ||
 	    !sock_same_ip((const struct sockaddr *)peer, (const struct sockaddr *)&p->cfg.target)) {
-		p->out->ttl[0].bad_replies++;
-		return;
-	}
-	if (n >= ICMP_HDR_LEN + HOP_PAYLOAD && memcmp(buf + ICMP_HDR_LEN, &p->cookie, 8) != 0) {
 		p->out->ttl[0].bad_replies++;
 		return;
 	}
@@ -455,6 +458,11 @@ static int hop_check_config(struct hop_probe_config *cfg, char *err, size_t errl
 		memcpy(&cfg->target, &sin, sizeof(sin));
 		fam = AF_INET;
 	}
+	/* Raw IPv6 sockets read sin6_port as the protocol (EINVAL unless 0); UDP sets its own. */
+	if (fam == AF_INET6)
+		((struct sockaddr_in6 *)&cfg->target)->sin6_port = 0;
+	else
+		((struct sockaddr_in *)&cfg->target)->sin_port = 0;
 	cfg->target_len = fam == AF_INET6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in);
 	if ((fam != AF_INET && fam != AF_INET6) ||
 	    (cfg->mode != HOP_MODE_ICMP && cfg->mode != HOP_MODE_UDP) ||

@@ -73,7 +73,7 @@ dpid=$!
 sleep 0.5
 rc=0
 ip netns exec "$p-c" timeout 50 "$bindir/bloatmeter" -p "$port" --idle 3 -t 8 \
-	--phases idle,upload --per-hop "$mode" --json "$out/r.json" "$server" > "$out/r.txt" 2>&1 ||
+	--phases idle,upload --per-hop "$mode" --json-file "$out/r.json" "$server" > "$out/r.txt" 2>&1 ||
 	rc=$?
 cat "$out/r.txt"
 if [ $rc -ne 0 ]; then
