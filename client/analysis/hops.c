@@ -145,17 +145,17 @@ static void hops_say(const struct hop_in *in, const struct hop_out *out, int fir
 	else
 		snprintf(v->evidence + len, sizeof(v->evidence) - len, "phase %zu: ", p + 1);
 	len = strlen(v->evidence);
-	snprintf(v->evidence + len, sizeof(v->evidence) - len, "hop %d +%.1f ms", first + 1,
+	snprintf(v->evidence + len, sizeof(v->evidence) - len, "hop %d %+.1f ms", first + 1,
 		 out[first].increase_ms[p]);
 	if (first > 0 && !isnan(out[first - 1].increase_ms[p])) {
 		len = strlen(v->evidence);
-		snprintf(v->evidence + len, sizeof(v->evidence) - len, ", hop %d before it +%.1f ms",
+		snprintf(v->evidence + len, sizeof(v->evidence) - len, ", hop %d before it %+.1f ms",
 			 first, out[first - 1].increase_ms[p]);
 	}
 	if (last > first) {
 		len = strlen(v->evidence);
 		snprintf(v->evidence + len, sizeof(v->evidence) - len,
-			 ", and every later hop too (hop %d +%.1f ms)", last + 1, out[last].increase_ms[p]);
+			 ", and every later hop too (hop %d %+.1f ms)", last + 1, out[last].increase_ms[p]);
 	}
 }
 

@@ -134,6 +134,21 @@ static void test_phase_choice_and_quiet(void **state)
 	assert_int_equal(v.first_hop, 0);
 }
 
+/* A hop before the queue that got faster under load shows its sign once ("-0.4", not "+-0.4"). */
+static void test_negative_rise_before(void **state)
+{
+	struct hop_in in[2];
+	struct hop_out out[2];
+	struct hops_verdict v;
+
+	(void)state;
+	hop(&in[0], "10.0.1.1", 0.9, 0.5, 20);
+	hop(&in[1], "203.0.113.5", 1.0, 41.0, 20);
+	hops_analyse(in, 2, 1, (const char *const[]){"download"}, out, &v);
+	assert_int_equal(v.first_hop, 2);
+	assert_string_equal(v.evidence, "download: hop 2 +40.0 ms, hop 1 before it -0.4 ms");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -142,6 +157,7 @@ int main(void)
 		cmocka_unit_test(test_rate_limiting_hops),
 		cmocka_unit_test(test_silent_hop),
 		cmocka_unit_test(test_phase_choice_and_quiet),
+		cmocka_unit_test(test_negative_rise_before),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
