@@ -73,7 +73,7 @@ dpid=$!
 sleep 0.5
 rc=0
 ip netns exec "$p-c" timeout 50 "$bindir/bloatmeter" -p "$port" --idle 3 -t 8 \
-	--phases idle,upload --per-hop "$mode" --json-file "$out/r.json" "$server" > "$out/r.txt" 2>&1 ||
+	--phases idle,upload --per-hop "$mode" --json-file "$out/r.json" --prometheus "$out/r.prom" "$server" > "$out/r.txt" 2>&1 ||
 	rc=$?
 cat "$out/r.txt"
 if [ $rc -ne 0 ]; then
@@ -97,6 +97,10 @@ inc2=$(jq -r '.hops[1].phases.upload.increase_ms' "$r")
 awk -v a="$inc3" 'BEGIN { exit !(a >= 30) }' || bad "hop 3 rose only $inc3 ms (buffer 80 ms)"
 awk -v a="$inc2" 'BEGIN { exit !(a < 15) }' || bad "hop 2 rose $inc2 ms: its replies do not cross the bottleneck"
 grep -q "queue: the queue builds between hop 2" "$out/r.txt" || bad "no per-hop section in the text"
+grep -q "^bloatmeter_queue_hop{server=\"[^\"]*\",phase=\"upload\"} 3$" "$out/r.prom" ||
+	bad "the Prometheus file does not place the queue at hop 3"
+grep -q "^bloatmeter_hop_rtt_median_seconds{.*hop=\"2\",address=\"$(addr 2 2)\",phase=\"upload\"}" \
+	"$out/r.prom" || bad "the Prometheus file has no upload RTT for hop 2"
 if [ "$mode" = icmp ]; then
 	want="raw socket"
 	[ "$fam" = 4 ] && want="ping socket"
