@@ -419,16 +419,15 @@ static int hop_open(struct hop_probe *p, char *err, size_t errlen)
 			(void)sock_enable_rx_timestamps(p->fd);
 			return util_random(&p->id, sizeof(p->id));
 		}
-		errno = EPERM;
+		/* Neither: UDP with IP_RECVERR needs no privilege and finds the same hops. */
+		p->cfg.mode = HOP_MODE_UDP;
+		p->out->mode = HOP_MODE_UDP;
+		snprintf(p->out->note, sizeof(p->out->note), "per-hop probes use UDP: ICMP needs a "
+			 "ping socket (net.ipv4.ping_group_range) or root");
+		p->fd = socket(p->family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, IPPROTO_UDP);
 	}
 	if (p->fd < 0) {
-		if (p->cfg.mode == HOP_MODE_ICMP && (errno == EACCES || errno == EPERM))
-			snprintf(err, errlen, "per-hop ICMP probes need an unprivileged ping socket, "
-				 "which net.ipv4.ping_group_range does not allow this group, or root: "
-				 "use --per-hop udp");
-		else
-			snprintf(err, errlen, "cannot open the per-hop probe socket: %s",
-				 strerror(errno));
+		snprintf(err, errlen, "cannot open the per-hop probe socket: %s", strerror(errno));
 		return -1;
 	}
 	rc = p->family == AF_INET6 ? setsockopt(p->fd, SOL_IPV6, IPV6_RECVERR, &one, sizeof(one))

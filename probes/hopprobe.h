@@ -1,8 +1,9 @@
 /* hopprobe: TTL-limited probes (ICMP echo or UDP) to the server at a low, bounded rate on the
  * runner's loop, one TTL after another. Until the server itself answers it probes TTL 1 up to
  * HOPPROBE_MAX_TTL; from then on only 1 … the server's hop count. Unprivileged: ICMP through a
- * ping socket (net.ipv4.ping_group_range), UDP through IP_RECVERR / IPV6_RECVERR; routers'
- * time-exceeded errors come on the error queue with the offender's address. Called by the run's
+ * ping socket (net.ipv4.ping_group_range), else raw (root), else UDP with a note; UDP through
+ * IP_RECVERR / IPV6_RECVERR; routers' time-exceeded errors come on the error queue with the
+ * offender's address. Called by the run's
  * probe set; the samples feed client/analysis/hops. */
 #ifndef BM_PROBE_HOPPROBE_H
 #define BM_PROBE_HOPPROBE_H

@@ -293,6 +293,8 @@ static void start_hops(struct probeset *p, const struct client_config *cfg,
 		result_warn(r, "no per-hop latency: %s", err);
 		return;
 	}
+	if (r->hop_trace.note[0]) /* ran another way than asked (ICMP fell back to UDP) */
+		result_warn(r, "%s", r->hop_trace.note);
 	if (runner_add(p->runner, probe, &hop_probe_ops) < 0) {
 		hop_probe_ops.destroy(probe);
 		r->hop_trace.available = 0;

@@ -6,7 +6,9 @@
 # rate-limits its ICMP errors (net.ipv4.icmp_ratelimit): the verdict still names hop 2 and
 # hop 1 is reported as rate-limiting ICMP. This is a test-only chain until `bloatmeter lab`
 # has routers (--hops); the daemon and client are the real binaries.
-#   lab_per_hop.sh BINDIR udp|icmp 4|6 [ratelimit]
+# Case "unpriv": the client runs as nobody and no ping socket is allowed, so --per-hop icmp
+# falls back to UDP and says so.
+#   lab_per_hop.sh BINDIR udp|icmp 4|6 [ratelimit|unpriv]
 set -euo pipefail
 bindir=$1 mode=$2 fam=$3 variant=${4:-plain}
 name="lab_per_hop_${mode}${fam}_$variant"
@@ -60,7 +62,14 @@ if [ "$variant" = ratelimit ]; then
 	# r1 sends at most one ICMP error per 500 ms to a peer (after a burst of a few)
 	ip netns exec "$p-r1" sysctl -qw net.ipv4.icmp_ratelimit=500 net.ipv6.icmp.ratelimit=500
 fi
-if [ "$mode" = icmp ] && [ "$fam" = 4 ]; then
+runas=()
+if [ "$variant" = unpriv ]; then
+	# an unprivileged client whose group no ping socket is allowed: ICMP falls back to UDP
+	ip netns exec "$p-c" sysctl -qw net.ipv4.ping_group_range="1 0"
+	need_cmd setpriv util-linux
+	runas=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+	chmod 1777 "$out"
+elif [ "$mode" = icmp ] && [ "$fam" = 4 ]; then
 	# the unprivileged path: a ping socket (IPv6 ICMP below stays on the raw socket)
 	ip netns exec "$p-c" sysctl -qw net.ipv4.ping_group_range="0 2147483647"
 fi
@@ -72,7 +81,7 @@ ip netns exec "$p-s" "$bindir/bloatmeterd" -b "$server" -p "$port" --dns-port 0 
 dpid=$!
 sleep 0.5
 rc=0
-ip netns exec "$p-c" timeout 50 "$bindir/bloatmeter" -p "$port" --idle 3 -t 8 \
+ip netns exec "$p-c" timeout 50 "${runas[@]}" "$bindir/bloatmeter" -p "$port" --idle 3 -t 8 \
 	--phases idle,upload --per-hop "$mode" --json-file "$out/r.json" --prometheus "$out/r.prom" "$server" > "$out/r.txt" 2>&1 ||
 	rc=$?
 cat "$out/r.txt"
@@ -101,7 +110,10 @@ grep -q "^bloatmeter_queue_hop{server=\"[^\"]*\",phase=\"upload\"} 3$" "$out/r.p
 	bad "the Prometheus file does not place the queue at hop 3"
 grep -q "^bloatmeter_hop_rtt_median_seconds{.*hop=\"2\",address=\"$(addr 2 2)\",phase=\"upload\"}" \
 	"$out/r.prom" || bad "the Prometheus file has no upload RTT for hop 2"
-if [ "$mode" = icmp ]; then
+if [ "$variant" = unpriv ]; then
+	[ "$(jq -r '.queue_location.method' "$r")" = udp ] || bad "method is not udp"
+	jq -r '.warnings[]' "$r" | grep -qF "per-hop probes use UDP" || bad "no warning about the UDP fallback"
+elif [ "$mode" = icmp ]; then
 	want="raw socket"
 	[ "$fam" = 4 ] && want="ping socket"
 	[ "$(jq -r '.queue_location.method' "$r")" = "$want" ] || bad "method is not $want"
