@@ -172,6 +172,11 @@ static void cli_option(enum client_opt opt, const char *arg, struct client_confi
 	case CLIOPT_TLS:
 		cfg->tls = 1;
 		break;
+	case CLIOPT_PER_HOP:
+		if (strcmp(arg, "icmp") != 0 && strcmp(arg, "udp") != 0)
+			cli_bad("invalid --per-hop (use icmp or udp)", arg);
+		cfg->per_hop = strcmp(arg, "icmp") == 0 ? 1 : 2; /* enum hop_mode */
+		break;
 	case CLIOPT_TLS_LOAD:
 		/* The data connections are authorised by the token: TLS on them alone would not
 		 * keep it off the wire. */

@@ -129,6 +129,9 @@ static const struct client_option options_table[CLIOPT_COUNT] = {
 			    "in ../sbin)" },
 	[CLIOPT_JSON_FILE] = { "json-file", 0, "FILE", CLIOPT_ALL,
 			       "also write the JSON report to FILE (= --json=FILE)" },
+	[CLIOPT_PER_HOP] = { "per-hop", 0, "icmp|udp", CLIOPT_TEST,
+			     "latency of every hop to the server under load, from\n"
+			     "TTL-limited probes (20/s), and where the queue builds" },
 };
 
 const struct client_option *options_get(enum client_opt opt)

@@ -55,6 +55,7 @@ struct client_config {
 	int tls_insecure;
 	const char *psk_file;
 	int tls_load;             /* --tls-load: the load flows run TLS too (implies tls) */
+	int per_hop;              /* --per-hop icmp|udp: enum hop_mode (0: off) */
 };
 
 const char *phase_name(enum phase_kind k);

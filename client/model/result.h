@@ -13,6 +13,7 @@
 #include "common/stats.h"
 #include "probes/pcapanalyze.h"
 #include "probes/series.h"
+#include "client/model/hopresult.h"
 #include "probes/udp.h"
 
 #define RESULT_MAX_SERIES 12
@@ -264,6 +265,10 @@ struct test_result {
 	char error[256];               /* one sentence: why the run stopped ("" when complete) */
 	int aborted_phase;             /* enum phase_kind running at the failure, -1: a gap */
 	int64_t aborted_ns;            /* when (client clock) */
+
+	/* --per-hop: the TTL-limited samples and what the analysis made of them. */
+	struct hop_trace hop_trace;
+	struct hop_result hops;
 };
 
 void result_init(struct test_result *r, const struct client_config *cfg);

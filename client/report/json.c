@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "client/model/fleet.h"
+#include "client/report/json_hops.h"
 #include "client/report/json_parts.h"
 #include "common/fileio.h"
 #include "common/jsonb.h"
@@ -575,6 +576,8 @@ json_object *report_json(const struct test_result *r)
 	jb_add(&b, o, "phases", json_phases(&b, r));
 	jb_add(&b, o, "probe_kinds", report_json_probe_kinds(&b, r));
 	jb_add(&b, o, "icmp_checks", report_json_icmp_checks(&b, r));
+	jb_add(&b, o, "hops", report_json_hops(&b, r));
+	jb_add(&b, o, "queue_location", report_json_queue_location(&b, r));
 	jb_add(&b, o, "capture", report_json_capture(&b, r));
 	jb_add(&b, o, "buffer", json_buffers(&b, r));
 	jb_add(&b, o, "grade", json_grades(&b, r));
