@@ -32,7 +32,7 @@ static void hops_ms(char *buf, size_t len, double v, int sign)
 static void hops_text_row(const struct test_result *r, int h, int k, FILE *out)
 {
 	const struct hop_row *row = &r->hops.row[h];
-	char hop[8], idle[16], load[16], inc[16], loss[16];
+	char hop[12], idle[16], load[16], inc[16], loss[16];
 
 	snprintf(hop, sizeof(hop), "%d", h + 1);
 	hops_ms(idle, sizeof(idle), row->idle_ms, 0);
