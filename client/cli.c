@@ -223,6 +223,20 @@ static void cli_option(enum client_opt opt, const char *arg, struct client_confi
 	case CLIOPT_DAEMON:
 		lab->daemon_path = arg;
 		break;
+	case CLIOPT_QDISC: {
+		int q = lab_qdisc_parse(arg);
+
+		if (q < 0)
+			cli_bad("invalid --qdisc (tbf, fifo, codel, fqcodel or pie)", arg);
+		lab->qdisc = (enum lab_qdisc)q;
+		break;
+	}
+	case CLIOPT_ECN_MARK:
+		lab->ecn_mark = 1;
+		break;
+	case CLIOPT_DELAY:
+		lab->delay_ms = cli_double(arg, 0, 1000, "invalid --delay (0-1000 ms)");
+		break;
 	case CLIOPT_COUNT:
 		break;
 	}

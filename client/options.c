@@ -127,6 +127,16 @@ static const struct client_option options_table[CLIOPT_COUNT] = {
 	[CLIOPT_DAEMON] = { "daemon", 0, "PATH", CLIOPT_LAB,
 			    "bloatmeterd to run (default: next to this program, or\n"
 			    "in ../sbin)" },
+	[CLIOPT_QDISC] = { "qdisc", 0, "NAME", CLIOPT_LAB,
+			   "bottleneck queue: tbf (kernel, default), or in\n"
+			   "userspace on TUN devices (up to 100 Mbit/s): fifo\n"
+			   "(tail-drop), codel, fqcodel or pie" },
+	[CLIOPT_ECN_MARK] = { "ecn-mark", 0, NULL, CLIOPT_LAB,
+			      "the AQM CE-marks ECN-capable packets instead of\n"
+			      "dropping them (codel, fqcodel, pie)" },
+	[CLIOPT_DELAY] = { "delay", 0, "MS", CLIOPT_LAB,
+			   "one-way path delay added each way, 0-1000 (default 0;\n"
+			   "needs a userspace --qdisc)" },
 	[CLIOPT_JSON_FILE] = { "json-file", 0, "FILE", CLIOPT_ALL,
 			       "also write the JSON report to FILE (= --json=FILE)" },
 	[CLIOPT_PER_HOP] = { "per-hop", 0, "icmp|udp", CLIOPT_TEST,
@@ -221,7 +231,8 @@ void options_usage(FILE *f)
 	      "       bloatmeter [options] --servers LIST | --server-list FILE\n"
 	      "       bloatmeter analyze [-J] FILE.pcap   (passive analysis of a capture)\n"
 	      "       bloatmeter lab [--down-rate RATE] [--up-rate RATE] [--down-buffer MS]\n"
-	      "                      [--up-buffer MS] [--ipv6] [options]\n",
+	      "                      [--up-buffer MS] [--qdisc NAME] [--ecn-mark]\n"
+	      "                      [--delay MS] [--ipv6] [options]\n",
 	      f);
 	for (int s = CLIOPT_ALL; s <= CLIOPT_LAB; s++) {
 		fputs(heading[s], f);
