@@ -19,6 +19,7 @@
 #include "server/bulk.h"
 #include "server/ctrlmsg.h"
 #include "server/sessionlist.h"
+#include "server/testrecord.h"
 #include "server/testring.h"
 #include "server/worker.h"
 
@@ -37,7 +38,7 @@ static void session_push_callback(evutil_socket_t fd, short what, void *arg)
 {
 	struct session_posted *p = arg;
 
-	testring_push(p->srv->tests, &p->sum);
+	testrecord_done(p->srv, &p->sum);
 	free(p);
 }
 
@@ -48,7 +49,7 @@ static void session_push_test(struct server_ctx *srv, const struct test_summary 
 	struct session_posted *p;
 
 	if (!srv->tests_remote) {
-		testring_push(srv->tests, sum);
+		testrecord_done(srv, sum);
 		return;
 	}
 	p = malloc(sizeof(*p));
