@@ -192,6 +192,9 @@ static void webroute_event_cb(struct bufferevent *bev, short what, void *arg)
 {
 	struct webconn *c = arg;
 
+	/* A TLS connection reports its finished handshake; that is no end. */
+	if (what == BEV_EVENT_CONNECTED)
+		return;
 	if (what & BEV_EVENT_TIMEOUT)
 		webconn_count_reject(c->srv, WEBREJECT_TIMEOUT);
 	webconn_close(c);

@@ -16,7 +16,7 @@ bindir=$1
 d=$bindir/bloatmeterd
 b=$bindir/bloatmeter
 . "$(dirname "$0")/../../lib/require.sh"
-need_cmd openssl openssl python3 python3
+need_cmd openssl openssl python3 python3 curl curl
 . "$(dirname "$0")/../../lib/harness.sh"
 
 # --- keys and certificates
@@ -108,6 +108,26 @@ start a "psk-file = $work/server.psk" "tls-cert = $work/srv.pem" "tls-key = $wor
 start b "tls-cert = $work/wrongname.pem" "tls-key = $work/wrongname.key" "tls-required = yes"
 check "A says every session must authenticate" grep -q "pre-shared keys: 2 from" a.log
 check "B says TLS is required" grep -q "TLS control connections with .*(required)" b.log
+
+# The public test listener over HTTPS (web-tls) with the same certificate: the browser's and
+# the HTTP mode's /__down and /__up answer after the handshake (they once closed on it).
+wport=$((20000 + RANDOM % 40000))
+start w "tls-cert = $work/srv.pem" "tls-key = $work/srv.key" "web-tls = yes" \
+	"web-bind = 127.0.0.1" "web-port = $wport"
+wurl=https://127.0.0.1:$wport
+got=$(curl -sS --max-time 5 --cacert ca.pem -o down.bin -w '%{http_code}' "$wurl/__down?bytes=100000" 2> wdown.err)
+check "web-tls: /__down?bytes=100000 over HTTPS: 200 ($got), 100000 bytes" \
+	test "$got:$(stat -c %s down.bin 2> /dev/null)" = "200:100000"
+head -c 1000000 /dev/zero > up.bin
+got=$(curl -sS --max-time 5 --cacert ca.pem -o /dev/null -w '%{http_code}' --data-binary @up.bin "$wurl/__up" 2> wup.err)
+check "web-tls: POST /__up of 1 MB over HTTPS: 200 ($got)" test "$got" = 200
+got=$(curl -s --max-time 5 --cacert ca.pem -o /dev/null -w '%{http_code}' "$wurl/__nothing")
+check "web-tls: an unknown path: 404 ($got)" test "$got" = 404
+check "web-tls: plain HTTP to the HTTPS port gets no HTTP answer" \
+	eval '! curl -s --max-time 5 -o /dev/null "http://127.0.0.1:$wport/__down?bytes=10"'
+kill -TERM "$pid_w"
+wait "$pid_w"
+check "web-tls daemon: SIGTERM, exit 0" test $? = 0
 
 client() { # PORT OUT-PREFIX ARGS...: a 1 s idle-only run; its exit code
 	local port=$1 out=$2
