@@ -54,6 +54,7 @@ enum client_opt {
 	CLIOPT_DOWN_LOSS,
 	CLIOPT_UP_LOSS,
 	CLIOPT_DAEMON,
+	CLIOPT_JSON_FILE,
 	CLIOPT_COUNT
 };
 
@@ -73,6 +74,9 @@ struct client_option {
 	const char *arg;
 	enum client_opt_scope scope;
 	const char *help; /* one or more lines, '\n' between them, none at the end */
+	/* 1: the value is optional and given only as --name=VALUE (getopt's optional_argument);
+	 * the help shows "--name[=VALUE]". */
+	int arg_optional;
 };
 
 /* The short-option string: a leading ':' and two bytes per option at most, and the NUL. */
