@@ -30,37 +30,39 @@ cleanup() {
 	rm -rf "$work"
 }
 trap cleanup EXIT
-in() { local n=$1; shift; ip netns exec "$ns-$n" "$@"; }
+nsx() { local n=$1; shift; ip netns exec "$ns-$n" "$@"; }
 
 # tbf ARGS: DEV RATE_BPS BUFFER_MS (in the router namespace)
 tbf() {
 	local limit=$(($2 / 8 * $3 / 1000)) burst=$(($2 / 8 * 4 / 1000))
 	[ $burst -ge $((4 * 1514)) ] || burst=$((4 * 1514))
-	in r tc qdisc add dev "$1" root tbf rate "$2bit" burst "$burst" limit "$limit"
+	nsx r tc qdisc add dev "$1" root tbf rate "$2bit" burst "$burst" limit "$limit"
 }
-for n in c r s; do ip netns add "$ns-$n"; in $n ip link set lo up; done
+for n in c r s; do ip netns add "$ns-$n"; nsx $n ip link set lo up; done
 ip link add c0 netns "$ns-c" type veth peer name rc netns "$ns-r"
 ip link add s0 netns "$ns-s" type veth peer name rs netns "$ns-r"
-in c ip addr add 10.77.1.2/24 dev c0; in c ip link set c0 up
-in s ip addr add 10.77.2.2/24 dev s0; in s ip link set s0 up
-in r ip addr add 10.77.1.1/24 dev rc; in r ip link set rc up
-in r ip addr add 10.77.2.1/24 dev rs; in r ip link set rs up
-in c ip route add default via 10.77.1.1
-in s ip route add default via 10.77.2.1
-in r sysctl -qw net.ipv4.ip_forward=1
+nsx c ip addr add 10.77.1.2/24 dev c0; nsx c ip link set c0 up
+nsx s ip addr add 10.77.2.2/24 dev s0; nsx s ip link set s0 up
+nsx r ip addr add 10.77.1.1/24 dev rc; nsx r ip link set rc up
+nsx r ip addr add 10.77.2.1/24 dev rs; nsx r ip link set rs up
+nsx c ip route add default via 10.77.1.1
+nsx s ip route add default via 10.77.2.1
+nsx r sysctl -qw net.ipv4.ip_forward=1
 tbf rc $DOWN_BPS $DOWN_MS   # towards the client: download
 tbf rs $UP_BPS $UP_MS       # towards the server: upload
 
-in s "$bindir/bloatmeterd" -b 10.77.2.2 -p $CTL_PORT --dns-port 0 --allow-root yes \
+# ip netns exec directly, not the nsx function: $! must be the daemon itself, or the kill in
+# cleanup misses it and it lives on holding the inherited /tmp/bm-lab.lock.
+ip netns exec "$ns-s" "$bindir/bloatmeterd" -b 10.77.2.2 -p $CTL_PORT --dns-port 0 --allow-root yes \
 	--web-port $WEB_PORT -v > "$work/daemon.log" 2>&1 &
 dpid=$!
 for _ in $(seq 50); do
-	in c bash -c "exec 3<>/dev/tcp/10.77.2.2/$WEB_PORT" 2> /dev/null && break
+	nsx c bash -c "exec 3<>/dev/tcp/10.77.2.2/$WEB_PORT" 2> /dev/null && break
 	sleep 0.1
 done
 url=http://10.77.2.2:$WEB_PORT/
 export HOME=$work NODE_PATH=$npmdir/node_modules
-drive() { in c node "$here/drive.mjs" "$@" 2> "$work/browser.log"; }
+drive() { nsx c node "$here/drive.mjs" "$@" 2> "$work/browser.log"; }
 
 fail=0
 # check LABEL MEASURED TRUTH TOLERANCE_PCT
@@ -84,7 +86,7 @@ else
 	check "upload goodput (Mbit/s)" "$(jq .up.mbps <<< "$out")" "$up_truth" 10
 	check "download increase (ms)" "$(jq .down.increase_ms <<< "$out")" $DOWN_MS 20
 	check "upload increase (ms)" "$(jq .up.increase_ms <<< "$out")" $UP_MS 20
-	in c "$bindir/bloatmeter" 10.77.2.2 -p $CTL_PORT --phases idle,download,upload \
+	nsx c "$bindir/bloatmeter" 10.77.2.2 -p $CTL_PORT --phases idle,download,upload \
 		--json "$work/cli.json" > "$work/cli.txt" 2>&1 || { cat "$work/cli.txt"; echo "FAIL page: the CLI run failed"; exit 1; }
 	cli=$(jq -r .grade.overall "$work/cli.json")
 	pg=$(jq -r .grade <<< "$out")

@@ -2,8 +2,9 @@
 // result as one JSON line.
 //   engine: the bare @cloudflare/speedtest engine (its default sequence of transfers, less the
 //           TURN packet-loss phase, which needs a TURN server) with downloadApiUrl/uploadApiUrl
-//           pointed at the daemon's /__down and /__up; it is served from another origin
-//           (engine.test, answered by playwright) so the daemon's CORS is exercised too.
+//           pointed at the daemon's /__down and /__up. Playwright answers the engine's own
+//           script at /__engine/ on the daemon's origin (a page from a public origin may not
+//           reach a private address in Chromium, and the lab's addresses are private).
 //   page:   the daemon's own page at /?autostart; waits for window.bloatmeterResult.
 // Usage: node drive.mjs engine|page DAEMON_URL ENGINE_JS|- SCREENSHOT|-
 import { chromium } from 'playwright-core';
@@ -36,14 +37,15 @@ try {
   let result;
   if (mode === 'engine') {
     const engine = readFileSync(engineJs, 'utf8');
-    await page.route('http://engine.test/**', (route) => {
+    const at = new URL('__engine/', base).href;
+    await page.route(`${at}**`, (route) => {
       const js = route.request().url().endsWith('.js');
       route.fulfill({ status: 200, contentType: js ? 'text/javascript' : 'text/html',
                       body: js ? engine : '<!doctype html><title>engine</title>' });
     });
-    await page.goto('http://engine.test/');
+    await page.goto(at);
     result = await page.evaluate(async ({ base, measurements }) => {
-      const { default: SpeedTest } = await import('http://engine.test/speedtest.js');
+      const { default: SpeedTest } = await import(new URL('__engine/speedtest.js', base).href);
       return new Promise((resolve) => {
         const st = new SpeedTest({
           downloadApiUrl: new URL('__down', base).href, uploadApiUrl: new URL('__up', base).href,
