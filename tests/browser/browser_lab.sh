@@ -75,13 +75,13 @@ up_truth=$(awk -v r=$UP_BPS 'BEGIN { print r * 1448 / 1514 / 1e6 }')
 if [ "$mode" = engine ]; then
 	out=$(drive engine "$url" "$engine_js" -) || { cat "$work/browser.log" "$work/daemon.log"; echo "FAIL engine: the browser run failed"; exit 1; }
 	echo "engine result: $out"
-	[ "$(jq -r '.error // empty' <<< "$out")" = "" ] || { echo "FAIL engine: $(jq -r .error <<< "$out")"; exit 1; }
+	[ "$(jq -r '.error // empty' <<< "$out")" = "" ] || { tail -n 40 "$work/browser.log"; echo "FAIL engine: $(jq -r .error <<< "$out")"; exit 1; }
 	check "download goodput (Mbit/s)" "$(jq .down_mbps <<< "$out")" "$down_truth" 10
 	check "upload goodput (Mbit/s)" "$(jq .up_mbps <<< "$out")" "$up_truth" 10
 else
 	out=$(drive page "$url" - "${shot:--}") || { cat "$work/browser.log" "$work/daemon.log"; echo "FAIL page: the browser run failed"; exit 1; }
 	echo "page result: $out"
-	[ "$(jq -r '.error // empty' <<< "$out")" = "" ] || { echo "FAIL page: $(jq -r .error <<< "$out")"; exit 1; }
+	[ "$(jq -r '.error // empty' <<< "$out")" = "" ] || { tail -n 40 "$work/browser.log"; echo "FAIL page: $(jq -r .error <<< "$out")"; exit 1; }
 	check "download goodput (Mbit/s)" "$(jq .down.mbps <<< "$out")" "$down_truth" 10
 	check "upload goodput (Mbit/s)" "$(jq .up.mbps <<< "$out")" "$up_truth" 10
 	check "download increase (ms)" "$(jq .down.increase_ms <<< "$out")" $DOWN_MS 20

@@ -2,13 +2,16 @@
 // result as one JSON line.
 //   engine: the bare @cloudflare/speedtest engine (its default sequence of transfers, less the
 //           TURN packet-loss phase, which needs a TURN server) with downloadApiUrl/uploadApiUrl
-//           pointed at the daemon's /__down and /__up. Playwright answers the engine's own
-//           script at /__engine/ on the daemon's origin (a page from a public origin may not
-//           reach a private address in Chromium, and the lab's addresses are private).
+//           pointed at the daemon's /__down and /__up. This script serves the engine and its
+//           harness page itself on 127.0.0.1 in the client namespace: another origin, so the
+//           daemon's CORS is exercised, and loopback, since Chromium's Private Network Access
+//           lets a page reach the lab's private address only from an equally or more private
+//           one (a page playwright fulfils from nowhere counts as public and is refused).
 //   page:   the daemon's own page at /?autostart; waits for window.bloatmeterResult.
 // Usage: node drive.mjs engine|page DAEMON_URL ENGINE_JS|- SCREENSHOT|-
 import { chromium } from 'playwright-core';
 import { readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
 
 const [mode, base, engineJs, shot] = process.argv.slice(2);
 const MEASUREMENTS = [
@@ -37,15 +40,17 @@ try {
   let result;
   if (mode === 'engine') {
     const engine = readFileSync(engineJs, 'utf8');
-    const at = new URL('__engine/', base).href;
-    await page.route(`${at}**`, (route) => {
-      const js = route.request().url().endsWith('.js');
-      route.fulfill({ status: 200, contentType: js ? 'text/javascript' : 'text/html',
-                      body: js ? engine : '<!doctype html><title>engine</title>' });
+    const harness = createServer((req, res) => {
+      const js = req.url === '/speedtest.js';
+      res.writeHead(200, { 'Content-Type': js ? 'text/javascript' : 'text/html' });
+      res.end(js ? engine : '<!doctype html><title>engine</title>');
     });
+    await new Promise((ok) => harness.listen(0, '127.0.0.1', ok));
+    harness.unref();
+    const at = `http://127.0.0.1:${harness.address().port}/`;
     await page.goto(at);
-    result = await page.evaluate(async ({ base, measurements }) => {
-      const { default: SpeedTest } = await import(new URL('__engine/speedtest.js', base).href);
+    result = await page.evaluate(async ({ at, base, measurements }) => {
+      const { default: SpeedTest } = await import(new URL('speedtest.js', at).href);
       return new Promise((resolve) => {
         const st = new SpeedTest({
           downloadApiUrl: new URL('__down', base).href, uploadApiUrl: new URL('__up', base).href,
@@ -58,7 +63,7 @@ try {
         });
         st.onError = (e) => resolve({ error: String(e) });
       });
-    }, { base, measurements: MEASUREMENTS });
+    }, { at, base, measurements: MEASUREMENTS });
   } else {
     await page.goto(new URL('?autostart', base).href);
     await page.waitForFunction(() => window.bloatmeterResult !== undefined, null, { timeout: 120000 });
