@@ -16,7 +16,6 @@ const round1 = (v) => (v === null || !Number.isFinite(v) ? null : Math.round(v *
 
 async function loadPhase(dir, t0, samples, status) {
   status(`${dir === 'down' ? 'download' : 'upload'}: ${STREAMS} parallel transfers for ${PHASE_MS / 1000} s`);
-  const marks = [];
   const lat = [];
   const start = performance.now();
   const stop = sampleDuring(base, SAMPLE_MS, (s) => {
@@ -24,7 +23,7 @@ async function loadPhase(dir, t0, samples, status) {
     if (s.t - start >= WARMUP_MS) lat.push(s.ms);
     drawChart($('chart'), samples);
   });
-  await runLoad(base, dir, PHASE_MS, marks);
+  const marks = await runLoad(base, dir, PHASE_MS);
   await stop();
   return { mbps: rateMbps(marks, start + WARMUP_MS, start + PHASE_MS), loaded: median(lat) };
 }

@@ -9,10 +9,22 @@ export function percentile(values, p) {
 
 export const median = (values) => percentile(values, 0.5);
 
-// Mbit/s from byte-count marks [{t (ms), bytes (cumulative)}] between t0 and t1.
-export function rateMbps(marks, t0, t1) {
-  const inWin = marks.filter((m) => m.t >= t0 && m.t <= t1);
-  if (inWin.length < 2) return null;
-  const a = inWin[0], b = inWin[inWin.length - 1];
-  return b.t > a.t ? ((b.bytes - a.bytes) * 8) / ((b.t - a.t) * 1000) : null;
+// A stream's cumulative bytes at time t, linear between its marks (t within them).
+function bytesAt(marks, t) {
+  let i = 1;
+  while (i < marks.length - 1 && marks[i].t < t) i++;
+  const a = marks[i - 1], b = marks[i];
+  return b.t > a.t ? a.bytes + ((b.bytes - a.bytes) * (t - a.t)) / (b.t - a.t) : b.bytes;
+}
+
+// Mbit/s of all streams together from t0 to at most t1, from per-stream marks
+// [[{t (ms), bytes (cumulative)}, ...], ...]. The window ends where every stream still has a
+// mark (an upload's bytes are known only at its requests' ends), so no stream is extrapolated.
+export function rateMbps(streams, t0, t1) {
+  const live = streams.filter((m) => m.length >= 2);
+  if (!live.length) return null;
+  const end = Math.min(t1, ...live.map((m) => m[m.length - 1].t));
+  if (!(end > t0)) return null;
+  const bytes = live.reduce((sum, m) => sum + bytesAt(m, end) - bytesAt(m, t0), 0);
+  return (bytes * 8) / ((end - t0) * 1000);
 }
