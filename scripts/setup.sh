@@ -29,6 +29,10 @@ elif [ $# -gt 0 ]; then
 	echo "usage: scripts/setup.sh [--test-tools]" >&2
 	exit 2
 fi
+# The browser test page (cmake/webpage.cmake) is bundled with node/npm; a node already on PATH
+# (not from Debian) is kept rather than replaced.
+command -v node > /dev/null || packages+=(nodejs)
+command -v npm > /dev/null || packages+=(npm)
 missing=()
 for p in "${packages[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2> /dev/null | grep -q "install ok installed" || missing+=("$p")

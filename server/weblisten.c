@@ -110,6 +110,20 @@ static void weblisten_accept(struct evconnlistener *l, evutil_socket_t fd, struc
 	webroute_attach(c);
 }
 
+/* The page's downloads must fill the bottleneck's buffer the way a user's own transfers do, or
+ * the test hides the bloat it is there to show: a loss-based sender (cubic) does, BBR (a common
+ * server default) keeps the queue short on purpose. Set on the listening socket, accepted
+ * connections inherit it. The CLI's sessions choose theirs (--cc); the page cannot. */
+#define WEBLISTEN_CC "cubic"
+
+static void weblisten_set_cc(int fd)
+{
+	if (sock_set_cc(fd, WEBLISTEN_CC) == 0)
+		return;
+	log_warnx("public listener: cannot use %s congestion control; browser downloads use the "
+		  "system default, which may keep a bloated buffer from filling", WEBLISTEN_CC);
+}
+
 static void weblisten_error(struct evconnlistener *l, void *arg)
 {
 	/* EMFILE and the like: the connection stays in the queue; say so, keep listening. */
@@ -140,6 +154,7 @@ struct weblisten *weblisten_start(struct server_ctx *srv)
 		free(w);
 		return NULL;
 	}
+	weblisten_set_cc(fd);
 	w->listener = evconnlistener_new(srv->base, weblisten_accept, w,
 					 LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, -1, fd);
 	if (w->listener == NULL) {
