@@ -68,8 +68,11 @@ for _ in $(seq 50); do
 	sleep 0.1
 done
 url=http://10.77.2.2:$WEB_PORT/
-export HOME=$work NODE_PATH=$npmdir/node_modules
-drive() { nsx c node "$here/drive.mjs" "$@" 2> "$work/browser.log"; }
+# Node resolves an ES module's imports from the script's own directory up, never from
+# NODE_PATH: drive.mjs runs beside the build tree's node_modules (a clean checkout has none).
+export HOME=$work
+cp "$here/drive.mjs" "$npmdir/drive.mjs" || exit 1
+drive() { nsx c node "$npmdir/drive.mjs" "$@" 2> "$work/browser.log"; }
 
 fail=0
 # check LABEL MEASURED TRUTH TOLERANCE_PCT
