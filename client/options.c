@@ -6,6 +6,7 @@
 
 #include "client/model/config.h"
 #include "client/model/fleet.h"
+#include "client/model/httptarget.h"
 
 #define OPTIONS_STR_(x) #x
 #define OPTIONS_STR(x) OPTIONS_STR_(x)
@@ -120,6 +121,13 @@ static const struct client_option options_table[CLIOPT_COUNT] = {
 	[CLIOPT_DAEMON] = { "daemon", 0, "PATH", CLIOPT_LAB,
 			    "bloatmeterd to run (default: next to this program, or\n"
 			    "in ../sbin)" },
+	[CLIOPT_HTTP] = { "http", 0, "URL", CLIOPT_ALL,
+			  "test against an HTTP speed-test server (GET /__down,\n"
+			  "POST /__up), as SERVER http[s]://HOST[:PORT] does; lab:\n"
+			  "--http without URL runs the HTTP mode against the lab\n"
+			  "daemon's public listener", 1 },
+	[CLIOPT_HTTPS] = { "https", 0, NULL, CLIOPT_LAB,
+			   "the same over HTTPS, with a lab certificate" },
 };
 
 const struct client_option *options_get(enum client_opt opt)
@@ -134,7 +142,8 @@ int options_applies(enum client_opt opt, int lab)
 	return s == CLIOPT_ALL || s == (lab ? CLIOPT_LAB : CLIOPT_TEST);
 }
 
-void options_getopt(struct option longopts[CLIOPT_COUNT + 1], char shorts[OPTIONS_SHORTS_MAX])
+void options_getopt(struct option longopts[CLIOPT_COUNT + 1], char shorts[OPTIONS_SHORTS_MAX],
+		    int lab)
 {
 	size_t n = 0;
 
@@ -142,7 +151,9 @@ void options_getopt(struct option longopts[CLIOPT_COUNT + 1], char shorts[OPTION
 	for (int i = 0; i < CLIOPT_COUNT; i++) {
 		const struct client_option *o = &options_table[i];
 
-		longopts[i] = (struct option){ o->name, o->arg ? required_argument : no_argument,
+		int has_arg = o->arg && !(lab && o->lab_flag) ? required_argument : no_argument;
+
+		longopts[i] = (struct option){ o->name, has_arg,
 					       NULL, o->short_flag ? o->short_flag : OPTIONS_LONG + i };
 		if (o->short_flag) {
 			shorts[n++] = o->short_flag;
@@ -202,6 +213,9 @@ void options_usage(FILE *f)
 	};
 
 	fputs("usage: bloatmeter [options] SERVER\n"
+	      "       bloatmeter [options] http[s]://HOST[:PORT][/PATH]   (HTTP speed-test server)\n"
+	      "       bloatmeter [options]   (the configuration's default-target, else\n"
+	      "                              " HTTPTARGET_DEFAULT ")\n"
 	      "       bloatmeter [options] --servers LIST | --server-list FILE\n"
 	      "       bloatmeter analyze [-J] FILE.pcap   (passive analysis of a capture)\n"
 	      "       bloatmeter lab [--down-rate RATE] [--up-rate RATE] [--down-buffer MS]\n"

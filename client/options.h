@@ -54,6 +54,8 @@ enum client_opt {
 	CLIOPT_DOWN_LOSS,
 	CLIOPT_UP_LOSS,
 	CLIOPT_DAEMON,
+	CLIOPT_HTTP,
+	CLIOPT_HTTPS,
 	CLIOPT_COUNT
 };
 
@@ -73,6 +75,8 @@ struct client_option {
 	const char *arg;
 	enum client_opt_scope scope;
 	const char *help; /* one or more lines, '\n' between them, none at the end */
+	int lab_flag;     /* in `bloatmeter lab` it takes no value (--http: the measurement's
+			   * takes the URL, the lab's only switches the lab to HTTP) */
 };
 
 /* The short-option string: a leading ':' and two bytes per option at most, and the NUL. */
@@ -83,8 +87,10 @@ const struct client_option *options_get(enum client_opt opt);
 /* Whether the lab (lab != 0) or the measurement command takes opt. */
 int options_applies(enum client_opt opt, int lab);
 /* Fills getopt_long's array (terminated) and short-option string (':' first, so a missing
- * value is reported as ':') for the whole table. */
-void options_getopt(struct option longopts[CLIOPT_COUNT + 1], char shorts[OPTIONS_SHORTS_MAX]);
+ * value is reported as ':') for the whole table, as the lab (lab != 0) or the measurement
+ * parses it. */
+void options_getopt(struct option longopts[CLIOPT_COUNT + 1], char shorts[OPTIONS_SHORTS_MAX],
+		    int lab);
 /* The option that a getopt_long return value built by options_getopt stands for, or -1. */
 int options_find(int c);
 /* Prints the usage: the synopsis, then every option of the table with its help. */

@@ -20,7 +20,11 @@ struct lab_config {
 	const char *daemon_path;   /* bloatmeterd binary; NULL = look next to this program */
 	uint16_t port;             /* daemon's control port */
 	int daemon_verbose;        /* pass -v to the daemon */
+	int http;                  /* LAB_HTTP_*: the daemon's public listener, and the client
+				    * tests it in HTTP mode */
 };
+
+enum { LAB_HTTP_OFF = 0, LAB_HTTP_PLAIN, LAB_HTTP_TLS };
 
 struct lab;
 
