@@ -143,6 +143,10 @@ static void cli_option(enum client_opt opt, const char *arg, struct client_confi
 		cfg->json_stdout = 1;
 		break;
 	case CLIOPT_JSON:
+		if (arg) /* bare: cli_json_bare() decides once the operands are known */
+			cfg->json_file = arg;
+		break;
+	case CLIOPT_JSON_FILE:
 		cfg->json_file = arg;
 		break;
 	case CLIOPT_LOG:
@@ -244,6 +248,18 @@ static void cli_check_secure(const struct client_config *cfg)
 		cli_bad("--ca and --insecure cannot be combined", NULL);
 }
 
+/* A bare --json: "--json FILE SERVER", as older scripts write it (getopt leaves FILE among
+ * the operands, one more than the command takes), else the report on stdout as with -J. */
+static void cli_json_bare(int argc, char **argv, struct client_config *cfg, int is_lab)
+{
+	int operands = is_lab || cfg->servers || cfg->server_list || cfg->http_url ? 0 : 1;
+
+	if (argc - optind == operands + 1)
+		cfg->json_file = argv[optind++];
+	else
+		cfg->json_stdout = 1;
+}
+
 /* The HTTP target: SERVER given as a URL, or --http URL; checked here so a bad URL is bad
  * usage. The bloatmeterd-only options do not apply to it. */
 static void cli_http_target(struct client_config *cfg)
@@ -290,7 +306,7 @@ static void cli_parse(int argc, char **argv, struct client_config *cfg, struct l
 {
 	struct option longopts[CLIOPT_COUNT + 1];
 	char shorts[OPTIONS_SHORTS_MAX];
-	int c, opt;
+	int c, opt, json_bare = 0;
 
 	*is_lab = argc > 1 && strcmp(argv[1], "lab") == 0;
 	if (*is_lab) {
@@ -307,8 +323,12 @@ static void cli_parse(int argc, char **argv, struct client_config *cfg, struct l
 		if (opt < 0 || !(options_applies(opt, *is_lab) || opt == CLIOPT_SERVERS ||
 				 opt == CLIOPT_SERVER_LIST))
 			cli_bad("unknown option", argv[optind - 1]);
+		if (opt == CLIOPT_JSON)
+			json_bare = optarg == NULL;
 		cli_option(opt, optarg, cfg, lab);
 	}
+	if (json_bare)
+		cli_json_bare(argc, argv, cfg, *is_lab);
 	if (*is_lab && optind < argc)
 		cli_bad("unexpected argument", argv[optind]);
 	if (cfg->servers && cfg->server_list)

@@ -68,7 +68,9 @@ static const struct client_option options_table[CLIOPT_COUNT] = {
 			       "with the pcap probe: keep the capture in FILE" },
 	[CLIOPT_JSON_STDOUT] = { "json-stdout", 'J', NULL, CLIOPT_ALL,
 				 "print the JSON report instead of text" },
-	[CLIOPT_JSON] = { "json", 0, "FILE", CLIOPT_ALL, "also write the JSON report to FILE" },
+	[CLIOPT_JSON] = { "json", 0, "FILE", CLIOPT_ALL,
+			  "alone: the JSON report on stdout (like -J); =FILE:\n"
+			  "also to FILE (\"--json FILE SERVER\" still works)", 1 },
 	[CLIOPT_LOG] = { "log", 0, "FILE", CLIOPT_ALL,
 			 "append one compact JSON line per run (history)" },
 	[CLIOPT_PROMETHEUS] = { "prometheus", 0, "FILE", CLIOPT_ALL,
@@ -121,11 +123,13 @@ static const struct client_option options_table[CLIOPT_COUNT] = {
 	[CLIOPT_DAEMON] = { "daemon", 0, "PATH", CLIOPT_LAB,
 			    "bloatmeterd to run (default: next to this program, or\n"
 			    "in ../sbin)" },
+	[CLIOPT_JSON_FILE] = { "json-file", 0, "FILE", CLIOPT_ALL,
+			       "also write the JSON report to FILE (= --json=FILE)" },
 	[CLIOPT_HTTP] = { "http", 0, "URL", CLIOPT_ALL,
 			  "test against an HTTP speed-test server (GET /__down,\n"
 			  "POST /__up), as SERVER http[s]://HOST[:PORT] does; lab:\n"
 			  "--http without URL runs the HTTP mode against the lab\n"
-			  "daemon's public listener", 1 },
+			  "daemon's public listener", .lab_flag = 1 },
 	[CLIOPT_HTTPS] = { "https", 0, NULL, CLIOPT_LAB,
 			   "the same over HTTPS, with a lab certificate" },
 };
@@ -151,10 +155,13 @@ void options_getopt(struct option longopts[CLIOPT_COUNT + 1], char shorts[OPTION
 	for (int i = 0; i < CLIOPT_COUNT; i++) {
 		const struct client_option *o = &options_table[i];
 
-		int has_arg = o->arg && !(lab && o->lab_flag) ? required_argument : no_argument;
+		/* The lab's --http is a switch; the measurement's takes the URL. */
+		int has = !o->arg || (lab && o->lab_flag) ? no_argument
+			  : o->arg_optional		  ? optional_argument
+							  : required_argument;
 
-		longopts[i] = (struct option){ o->name, has_arg,
-					       NULL, o->short_flag ? o->short_flag : OPTIONS_LONG + i };
+		longopts[i] = (struct option){ o->name, has, NULL,
+					       o->short_flag ? o->short_flag : OPTIONS_LONG + i };
 		if (o->short_flag) {
 			shorts[n++] = o->short_flag;
 			if (o->arg)
@@ -186,7 +193,7 @@ static void options_print(FILE *f, const struct client_option *o)
 	else
 		col = fprintf(f, "      --%s", o->name);
 	if (o->arg)
-		col += fprintf(f, " %s", o->arg);
+		col += fprintf(f, o->arg_optional ? "[=%s]" : " %s", o->arg);
 	if (col >= OPTIONS_HELP_COL) {
 		fputc('\n', f);
 		col = 0;

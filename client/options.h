@@ -54,6 +54,7 @@ enum client_opt {
 	CLIOPT_DOWN_LOSS,
 	CLIOPT_UP_LOSS,
 	CLIOPT_DAEMON,
+	CLIOPT_JSON_FILE,
 	CLIOPT_HTTP,
 	CLIOPT_HTTPS,
 	CLIOPT_COUNT
@@ -75,6 +76,9 @@ struct client_option {
 	const char *arg;
 	enum client_opt_scope scope;
 	const char *help; /* one or more lines, '\n' between them, none at the end */
+	/* 1: the value is optional and given only as --name=VALUE (getopt's optional_argument);
+	 * the help shows "--name[=VALUE]". */
+	int arg_optional;
 	int lab_flag;     /* in `bloatmeter lab` it takes no value (--http: the measurement's
 			   * takes the URL, the lab's only switches the lab to HTTP) */
 };

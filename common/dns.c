@@ -21,6 +21,7 @@
 #define DNS_MAX_JUMPS 32       /* compression pointers followed per name (real ones use 1-2) */
 /* TTL 0: every lookup of a measurement name must reach the responder, not a cache. */
 #define DNS_ANSWER_TTL 0
+#define DNS_OPT_PADDING 12     /* EDNS option code (RFC 7830) */
 
 static int dns_lower(int c)
 {
@@ -166,6 +167,23 @@ size_t dns_build_query(uint8_t *out, size_t cap, uint16_t id, const char *name, 
 	bytes_put_be16(out + DNS_HDR_LEN + n, qtype);
 	bytes_put_be16(out + DNS_HDR_LEN + n + 2, DNS_CLASS_IN);
 	return len;
+}
+
+size_t dns_query_pad(uint8_t *q, size_t len, size_t cap)
+{
+	uint8_t *p = q + len;
+
+	if (len < DNS_HDR_LEN || cap < len || cap - len < DNS_PAD_OPT_LEN)
+		return 0;
+	/* Root owner, type OPT, class = our UDP payload size, TTL 0 (version 0, no flags). */
+	memset(p, 0, DNS_PAD_OPT_LEN);
+	bytes_put_be16(p + 1, DNS_TYPE_OPT);
+	bytes_put_be16(p + 3, DNS_UDP_MAX);
+	bytes_put_be16(p + 9, 4 + DNS_PAD_BYTES);
+	bytes_put_be16(p + 11, DNS_OPT_PADDING);
+	bytes_put_be16(p + 13, DNS_PAD_BYTES); /* the padding itself: zero bytes (RFC 7830 3) */
+	bytes_put_be16(q + 10, 1);
+	return len + DNS_PAD_OPT_LEN;
 }
 
 /* Walks the answer section from *off: every record must fit the message. Returns how many
@@ -353,7 +371,8 @@ static int dns_meta_type(uint16_t qtype)
  * sections after the question are not even read. RFC 6891 7 lets a responder without EDNS
  * answer without OPT; the requester then keeps to 512 bytes, and every answer here is far
  * smaller. Echoing OPT would buy nothing and would mean version negotiation (BADVERS), option
- * handling (cookies, padding) and 11 more bytes in every answer. */
+ * handling (cookies, padding) and 11 more bytes in every answer. Its bytes do count towards
+ * qlen, which is how a padded query (dns_query_pad) makes room for its record. */
 size_t dns_answer(const struct dns_zone *z, const uint8_t *q, size_t qlen,
 		  const struct sockaddr *local, const struct sockaddr *peer, uint8_t *out,
 		  size_t cap)
@@ -391,9 +410,13 @@ size_t dns_answer(const struct dns_zone *z, const uint8_t *q, size_t qlen,
 	rdlen = dns_rdata(qtype, local, peer, rdata);
 	if (rdlen > 0)
 		n = dns_add_rr(out, n, qtype, rdata, rdlen);
-	/* Holds by construction (qlen >= off; the record adds at most 58 bytes; off <= 271):
-	 * checked anyway because it is the promise that makes this safe to expose. */
-	if (n > qlen + DNS_ANSWER_EXTRA || n > DNS_UDP_MAX)
+	/* Never more bytes than the query: a forged source gains nothing. A short query gets the
+	 * question alone with TC set (off <= qlen: the question is a copy of the query's). */
+	if (n > qlen) {
+		n = dns_reply_start(q, off, out, DNS_RCODE_NOERROR, 1);
+		bytes_put_be16(out + 2, (uint16_t)(bytes_be16(out + 2) | DNS_FLAG_TC));
+	}
+	if (n > qlen || n > DNS_UDP_MAX)
 		return 0;
 	return n;
 }

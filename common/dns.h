@@ -13,10 +13,12 @@
 #define DNS_NAME_MAX 255       /* a name in wire form, root label included (RFC 1035 2.3.4) */
 #define DNS_LABEL_MAX 63
 #define DNS_UDP_MAX 512        /* plain DNS over UDP, no EDNS */
-#define DNS_QUERY_MAX (DNS_HDR_LEN + DNS_NAME_MAX + 4)
-/* An answer is never longer than its query plus this, nor longer than DNS_UDP_MAX: the
- * responder cannot be used as an amplifier (the largest addition is a TXT record of 58 bytes). */
-#define DNS_ANSWER_EXTRA 64
+/* EDNS(0) padding a probe query carries (RFC 7830): an OPT record (11 bytes) with one Padding
+ * option (4 + 48 bytes). 63 bytes cover the largest record an answer adds (a TXT of an IPv6
+ * address, 58 bytes), so a padded query gets its whole answer within its own size. */
+#define DNS_PAD_BYTES 48
+#define DNS_PAD_OPT_LEN (11 + 4 + DNS_PAD_BYTES)
+#define DNS_QUERY_MAX (DNS_HDR_LEN + DNS_NAME_MAX + 4 + DNS_PAD_OPT_LEN)
 #define DNS_DEFAULT_ZONE "probe.bloatmeter.test"
 
 enum dns_type {
@@ -69,6 +71,11 @@ struct dns_reply {
 
 enum { DNS_REPLY_OK = 0, DNS_REPLY_MALFORMED = -1, DNS_REPLY_MISMATCH = -2 };
 
+/* Appends the EDNS(0) OPT record with DNS_PAD_BYTES of padding to the query q of length len
+ * (one built by dns_build_query, no additional records yet) and sets ARCOUNT to 1. Returns the
+ * new length, or 0 if cap is too small. */
+size_t dns_query_pad(uint8_t *q, size_t len, size_t cap);
+
 /* Checks msg as the reply to query (a message built by dns_build_query). DNS_REPLY_OK and *r
  * filled for a well-formed response (QR=1, exactly one question, answer records that fit the
  * message unless TC is set) with the query's id, opcode and question (name compared without
@@ -80,8 +87,11 @@ int dns_parse_reply(const uint8_t *msg, size_t len, const uint8_t *query, size_t
 /* The authoritative responder: builds the answer to the datagram q that arrived on local from
  * peer (either may be NULL when unknown; IPv4-mapped IPv6 counts as IPv4). Returns the answer
  * length, or 0 for "send nothing": fewer than 12 bytes (no id to answer) or QR=1 (never answer
- * an answer: no loops between responders). Everything else gets an answer of at most
- * min(qlen + DNS_ANSWER_EXTRA, DNS_UDP_MAX) bytes (0 if cap is smaller than that would need):
+ * an answer: no loops between responders). Everything else gets an answer no longer than the
+ * query, so the responder amplifies nothing (0 if cap is smaller than the largest answer would
+ * need: the question plus 12 + 1 + INET6_ADDRSTRLEN bytes). An answer whose record would make it
+ * longer than the query is sent as the question alone with TC set (RFC 1035 4.1.1); a client
+ * pads its queries (dns_query_pad) to get the record itself.
  * opcode != 0 → NOTIMP; qdcount != 1, a malformed question or a compression pointer in it
  * → FORMERR (both header only);
  * class != IN, a name outside the zone, or a meta type (ANY, AXFR, IXFR, MAILA, MAILB) →

@@ -62,6 +62,8 @@ static void dns_probe_send(struct dns_probe *p)
 		 rnd[2], rnd[3], p->cfg.zone);
 	s->qlen = dns_build_query(s->query, sizeof(s->query), (uint16_t)(rnd[4] << 8 | rnd[5]), name,
 				  p->cfg.qtype, p->cfg.recursion_desired);
+	/* Padded so the responder's answer, never larger than the query, still carries the record. */
+	s->qlen = s->qlen ? dns_query_pad(s->query, s->qlen, sizeof(s->query)) : 0;
 	idx = series_push(p->out, 0);
 	p->seq++;
 	if (s->qlen == 0 || idx < 0)

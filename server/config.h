@@ -58,6 +58,12 @@ struct server_config {
 	int workers;
 	/* SCHED_FIFO priority of the UDP reflector thread (server/reflector.h); 0 = normal. */
 	int reflector_priority;
+	/* The public test listener (server/weblisten.h): its port (0 = off), address ("" = all),
+	 * connections at once, and web_tls: serve HTTPS with tls-cert/tls-key. */
+	uint16_t web_port;
+	char web_bind[256];
+	int web_max_conns;
+	int web_tls;
 };
 
 #define SERVER_DEFAULT_PORT 4750

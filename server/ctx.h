@@ -18,6 +18,8 @@ struct ctrl_linger;
 struct pendcap_slot;
 struct worker_pool;
 
+#define SERVER_WEB_SLOTS 8
+
 /* Remote faults are counted, not logged loudly (STYLE: remote faults never flood the log). */
 struct server_counters {
 	atomic_uint_least64_t sessions_total;
@@ -57,6 +59,14 @@ struct server_counters {
 	atomic_uint_least64_t tls_flows;       /* TLS load flows attached to their session */
 	atomic_uint_least64_t tls_flows_ktls_send; /* ... of them, the kernel encrypts */
 	atomic_uint_least64_t tls_flows_ktls_recv; /* ... of them, the kernel decrypts */
+	/* The public test listener (server/weblisten.h; slots: enum webroute_endpoint and enum
+	 * webreject of server/webroute.h). */
+	atomic_uint_least64_t web_open;        /* its connections now */
+	atomic_uint_least64_t web_conns;       /* accepted in all */
+	atomic_uint_least64_t web_requests[SERVER_WEB_SLOTS];
+	atomic_uint_least64_t web_rejected[SERVER_WEB_SLOTS];
+	atomic_uint_least64_t web_bytes_down;  /* /__down payload queued */
+	atomic_uint_least64_t web_bytes_up;    /* request bodies read */
 	atomic_uint_least64_t linger_dropped;  /* closes after a last reply cut short by a reset:
 						* over the cap of lingering ones (server/ctrlmsg.h) */
 };

@@ -51,25 +51,33 @@ static void usage(FILE *f)
 		"      --http-bind ADDR   its address (default 127.0.0.1; :: to publish it)\n"
 		"      --http-max-connections N  HTTP connections at once; more wait in the\n"
 		"                         accept queue (default 64)\n"
+		"      --web-port N       public test listener (/__down, /__up, the browser test\n"
+		"                         page and result posts; default 0 = off)\n"
+		"      --web-bind ADDR    its address (default: all addresses)\n"
+		"      --web-max-connections N  its connections at once (default 256)\n"
+		"      --web-tls yes|no   serve it as HTTPS with tls-cert/tls-key (default no)\n"
 		"      --workers N        threads that run the sessions (default 0 = one per\n"
 		"                         online CPU, at most 8; 1 = the main thread)\n"
 		"      --reflector-priority N  real-time (SCHED_FIFO) priority 1-99 of the UDP\n"
 		"                         reflector thread (default 0 = normal scheduling)\n"
 		"  -v, --verbose          more logging (twice for debug)\n"
+		"  -q, --quiet            log errors only (default: warnings, the start and\n"
+		"                         each session)\n"
 		"  -h, --help             this help\n"
 		"  -V, --version          print the version\n"
 		"SIGHUP reloads the session, flow, duration, rate and timeout limits from the file.\n",
 		SRVCONFIG_DEFAULT_PATH, SERVER_DEFAULT_PORT, DNS_DEFAULT_ZONE);
 }
 
-/* Reports one bad flag in one sentence plus usage, and exits 2. */
+/* Reports one bad flag in one sentence and where the usage is (printing the whole usage would
+ * scroll the sentence away), and exits 2. */
 static _Noreturn void bad_usage(const char *what, const char *arg)
 {
 	if (arg)
 		fprintf(stderr, "bloatmeterd: %s: %s\n", what, arg);
 	else
 		fprintf(stderr, "bloatmeterd: %s\n", what);
-	usage(stderr);
+	fputs("Try 'bloatmeterd --help'.\n", stderr);
 	exit(2);
 }
 
@@ -79,7 +87,7 @@ static void main_long_options(struct option *opts)
 	static const struct option extra[] = {
 		{ "config", required_argument, NULL, 'c' }, { "check", no_argument, NULL, 'n' },
 		{ "help", no_argument, NULL, 'h' },         { "version", no_argument, NULL, 'V' },
-		{ NULL, 0, NULL, 0 },
+		{ "quiet", no_argument, NULL, 'q' },        { NULL, 0, NULL, 0 },
 	};
 
 	for (int i = 0; i < SRVOPT_COUNT; i++)
@@ -107,16 +115,16 @@ static void main_table_option(int opt, const char *arg, const char **over, int *
 
 int main(int argc, char **argv)
 {
-	struct option opts[SRVOPT_COUNT + 5];
+	struct option opts[SRVOPT_COUNT + 6];
 	const char *over[SRVOPT_COUNT] = { NULL };
 	const char *path = NULL;
 	struct server_config cfg;
 	char err[SRVCONFIG_ERR_MAX], vbuf[12];
-	int verbose = 0, check = 0, c, opt;
+	int verbose = 0, quiet = 0, check = 0, c, opt;
 
 	main_long_options(opts);
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":p:b:vc:nhV", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":p:b:vqc:nhV", opts, NULL)) != -1) {
 		opt = c >= OPT_TABLE ? c - OPT_TABLE : srvconfig_find_short(c);
 		if (opt >= 0 && opt < SRVOPT_COUNT) {
 			main_table_option(opt, optarg, over, &verbose);
@@ -128,6 +136,9 @@ int main(int argc, char **argv)
 			break;
 		case 'n':
 			check = 1;
+			break;
+		case 'q':
+			quiet = 1;
 			break;
 		case 'h':
 			usage(stdout);
@@ -163,8 +174,9 @@ int main(int argc, char **argv)
 		       cfg.config_loaded ? cfg.config_path : "no configuration file");
 		return 0;
 	}
-	log_init("bloatmeterd", cfg.verbose >= 2 ? LOG_LVL_DEBUG
-			       : cfg.verbose ? LOG_LVL_INFO
-					     : LOG_LVL_WARN);
+	log_init("bloatmeterd", quiet		  ? LOG_LVL_ERROR
+				: cfg.verbose >= 2 ? LOG_LVL_DEBUG
+				: cfg.verbose	  ? LOG_LVL_INFO
+						  : LOG_LVL_NOTICE);
 	return server_run(&cfg);
 }

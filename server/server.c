@@ -22,6 +22,7 @@
 #include "server/ctx.h"
 #include "server/dns.h"
 #include "server/http.h"
+#include "server/weblisten.h"
 #include "server/privdrop.h"
 #include "server/reflector.h"
 #include "server/sessionlife.h"
@@ -56,6 +57,7 @@ struct server_state {
 	struct reflector *refl;
 	struct dns_responder *dns;
 	struct http_server *http;
+	struct weblisten *web;
 	struct event *sig[3];
 };
 
@@ -91,6 +93,8 @@ static void server_reload_restart_needed(const struct server_config *cur,
 			  cur->tls_required != next->tls_required, "tls-cert/tls-key/tls-required" },
 		{ cur->workers != next->workers, "workers" },
 		{ cur->reflector_priority != next->reflector_priority, "reflector-priority" },
+		{ cur->web_port != next->web_port || strcmp(cur->web_bind, next->web_bind) != 0 ||
+			  cur->web_tls != next->web_tls, "web-port/web-bind/web-tls" },
 	};
 
 	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
@@ -491,6 +495,8 @@ static int server_bind(struct server_state *st)
 		return -1;
 	if (srv->cfg->http_port != 0 && (st->http = http_start(srv)) == NULL)
 		return -1;
+	if (srv->cfg->web_port != 0 && (st->web = weblisten_start(srv)) == NULL)
+		return -1;
 	return 0;
 }
 
@@ -553,9 +559,15 @@ static int server_serve(struct server_state *st)
 	struct server_ctx *srv = &st->srv;
 	const struct server_config *cfg = srv->cfg;
 
-	log_info("bloatmeterd %s listening on %s port %u (TCP control/data, UDP probes; %s receive timestamps)",
-		 BM_VERSION, cfg->bind_addr ? cfg->bind_addr : "*", cfg->port,
-		 srv->udp_ts_kernel ? "kernel" : "user-space");
+	char rate[32] = "none";
+
+	if (cfg->max_rate_bps)
+		snprintf(rate, sizeof(rate), "%.0f Mbit/s", (double)cfg->max_rate_bps / 1e6);
+	/* The operator's one line at start: where, and the limits every client will meet. */
+	log_notice("bloatmeterd %s listening on %s port %u (TCP control/data, UDP probes; %s receive timestamps); limits: %d sessions, %d per client, %d s each, max-rate %s",
+		   BM_VERSION, cfg->bind_addr ? cfg->bind_addr : "*", cfg->port,
+		   srv->udp_ts_kernel ? "kernel" : "user-space", cfg->max_sessions,
+		   cfg->max_sessions_per_client, cfg->max_duration_s, rate);
 	if (cfg->config_loaded)
 		log_info("configuration from %s", cfg->config_path);
 	server_log_security(srv, 0);
@@ -608,6 +620,7 @@ static void server_teardown(struct server_state *st, int rc)
 	server_free_events(st);
 	limits_admission_stop(srv->admission);
 	http_stop(st->http);
+	weblisten_stop(st->web);
 	if (srv->base)
 		event_base_free(srv->base);
 	if (st->table_ok)

@@ -90,8 +90,11 @@ void sessionlife_end(struct session *s)
 		event_free(s->tick);
 	if (s->ctrl)
 		bufferevent_free(s->ctrl);
-	log_info("session %llu from %s ended after %.1f s", (unsigned long long)s->id, s->peer_str,
-		 (double)(clock_mono_ns() - s->start_ns) / NS_PER_SEC);
+	log_notice("session %llu from %s ended after %.1f s: %.1f MB down, %.1f MB up",
+		   (unsigned long long)s->id, s->peer_str,
+		   (double)(clock_mono_ns() - s->start_ns) / NS_PER_SEC,
+		   (double)atomic_load(&s->down_tx_bytes) / 1e6,
+		   (double)atomic_load(&s->up_rx_bytes) / 1e6);
 	free(s);
 }
 
@@ -299,8 +302,8 @@ void sessionlife_start(struct session *s, json_object *welcome)
 		sessionlife_end(s);
 		return;
 	}
-	log_info("session %llu from %s: cc %s%s", (unsigned long long)s->id, s->peer_str, s->cc,
-		 s->cc_ok ? "" : " (not settable here)");
+	log_notice("session %llu from %s: cc %s%s", (unsigned long long)s->id, s->peer_str, s->cc,
+		   s->cc_ok ? "" : " (not settable here)");
 	/* The client may already have pipelined more; handle it in the session's context. */
 	session_read_callback(bev, s);
 }

@@ -16,6 +16,7 @@
 #include "common/util.h"
 #include "server/http.h"
 #include "server/limits.h"
+#include "server/weblisten.h"
 #include "server/worker.h"
 
 struct srvconfig_option {
@@ -217,6 +218,26 @@ static void store_http_bind(struct server_config *cfg, long v, const char *value
 	snprintf(cfg->http_bind, sizeof(cfg->http_bind), "%s", value);
 }
 
+static void store_web_port(struct server_config *cfg, long v, const char *value)
+{
+	cfg->web_port = (uint16_t)v;
+}
+
+static void store_web_bind(struct server_config *cfg, long v, const char *value)
+{
+	snprintf(cfg->web_bind, sizeof(cfg->web_bind), "%s", value);
+}
+
+static void store_web_max_conns(struct server_config *cfg, long v, const char *value)
+{
+	cfg->web_max_conns = (int)v;
+}
+
+static void store_web_tls(struct server_config *cfg, long v, const char *value)
+{
+	cfg->web_tls = strcmp(value, "yes") == 0;
+}
+
 static void store_http_max_conns(struct server_config *cfg, long v, const char *value)
 {
 	cfg->http_max_conns = (int)v;
@@ -292,6 +313,12 @@ static const struct srvconfig_option srvconfig_options[SRVOPT_COUNT] = {
 	[SRVOPT_REFLECTOR_PRIORITY] = { "reflector-priority", 0, 0, 99,
 					"0-99: the reflector thread's SCHED_FIFO priority; 0 = off",
 					NULL, store_reflector_priority },
+	[SRVOPT_WEB_PORT] = { "web-port", 0, 0, 65535, "0-65535, 0 = off", NULL, store_web_port },
+	[SRVOPT_WEB_BIND] = { "web-bind", 0, 0, 0, "an IPv4 or IPv6 address or a host name",
+			      check_bind, store_web_bind },
+	[SRVOPT_WEB_MAX_CONNS] = { "web-max-connections", 0, 1, 100000, "1-100000", NULL,
+				   store_web_max_conns },
+	[SRVOPT_WEB_TLS] = { "web-tls", 0, 0, 0, "yes or no", check_yes_no, store_web_tls },
 };
 
 const char *srvconfig_option_name(enum srvconfig_opt opt)
@@ -349,6 +376,7 @@ void srvconfig_defaults(struct server_config *cfg)
 	cfg->idle_timeout_s = LIMITS_DEFAULT_IDLE_S;
 	snprintf(cfg->http_bind, sizeof(cfg->http_bind), "%s", HTTP_DEFAULT_BIND);
 	cfg->http_max_conns = HTTP_DEFAULT_MAX_CONNS;
+	cfg->web_max_conns = WEB_DEFAULT_MAX_CONNS;
 }
 
 /* Values that follow others: the DNS port is the one after the control port unless given, so

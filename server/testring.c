@@ -26,12 +26,14 @@ double testring_bucket_s(int i)
 
 const char *testring_series_direction(enum testring_series s)
 {
-	return s == TESTRING_CLI_UP ? "upload" : "download";
+	return s == TESTRING_CLI_UP || s == TESTRING_BROWSER_UP ? "upload" : "download";
 }
 
 const char *testring_series_source(enum testring_series s)
 {
-	return s == TESTRING_SRV_DOWN ? "server" : "client";
+	return s == TESTRING_SRV_DOWN			       ? "server"
+	       : s == TESTRING_BROWSER_DOWN || s == TESTRING_BROWSER_UP ? "browser"
+								      : "client";
 }
 
 void testring_init(struct testring *r)
@@ -64,9 +66,12 @@ void testring_push(struct testring *r, const struct test_summary *s)
 	testring_observe(&r->hist[TESTRING_SRV_DOWN], s->srv_rtt_increase_ms);
 	if (s->reported.valid) {
 		const double *inc = s->reported.increase_ms;
+		int browser = strcmp(s->source, "browser") == 0;
 
-		testring_observe(&r->hist[TESTRING_CLI_DOWN], inc[TESTRING_DOWN]);
-		testring_observe(&r->hist[TESTRING_CLI_UP], inc[TESTRING_UP]);
+		testring_observe(&r->hist[browser ? TESTRING_BROWSER_DOWN : TESTRING_CLI_DOWN],
+				 inc[TESTRING_DOWN]);
+		testring_observe(&r->hist[browser ? TESTRING_BROWSER_UP : TESTRING_CLI_UP],
+				 inc[TESTRING_UP]);
 	}
 }
 
@@ -108,6 +113,9 @@ static json_object *testring_summary_build(struct jb *b, const struct test_summa
 
 	util_iso8601(s->start_real_ns, start, sizeof(start));
 	jb_add(b, o, "id", jb_int(b, (int64_t)s->id));
+	jb_add(b, o, "source", jb_str(b, s->source[0] ? s->source : "cli"));
+	if (s->engine[0])
+		jb_add(b, o, "engine", jb_str(b, s->engine));
 	jb_add(b, o, "start", jb_str(b, start));
 	jb_add(b, o, "duration_s", jb_num(b, s->duration_s, 3));
 	jb_add(b, o, "client", jb_str(b, s->client));
@@ -356,4 +364,5 @@ void testlive_finish(const struct test_live *l, const struct session *s, uint64_
 	out->srv_rtt_increase_ms = testlive_median(l);
 	out->srv_min_rtt_ms = l->min_rtt_ms;
 	out->reported = l->reported;
+	snprintf(out->source, sizeof(out->source), "cli");
 }

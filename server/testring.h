@@ -48,10 +48,16 @@ struct test_summary {
 	double srv_rtt_increase_ms;
 	double srv_min_rtt_ms;
 	struct test_client_summary reported;
+	/* Who ran it: "cli" (a bloatmeter session) or "browser" (a result posted to the public
+	 * listener, server/webresult.h: only reported figures, nothing server-measured); and
+	 * for a browser, its engine ("" = none). */
+	char source[8];
+	char engine[65];
 };
 
 /* Prometheus histogram of latency increases, one per (direction, source). */
-enum testring_series { TESTRING_SRV_DOWN, TESTRING_CLI_DOWN, TESTRING_CLI_UP, TESTRING_NSERIES };
+enum testring_series { TESTRING_SRV_DOWN, TESTRING_CLI_DOWN, TESTRING_CLI_UP,
+		       TESTRING_BROWSER_DOWN, TESTRING_BROWSER_UP, TESTRING_NSERIES };
 
 struct testring_hist {
 	uint64_t bucket[TESTRING_BUCKETS]; /* observations ≤ that bound and > the one before */
@@ -81,7 +87,8 @@ struct test_live {
 
 /* Upper bound (seconds) of histogram bucket i, 0 ≤ i < TESTRING_BUCKETS. */
 double testring_bucket_s(int i);
-/* The label values of a series: direction "download"/"upload", source "server"/"client". */
+/* The label values of a series: direction "download"/"upload", source "server"/"client"
+ * (a bloatmeter session, measured by either end) or "browser". */
 const char *testring_series_direction(enum testring_series s);
 const char *testring_series_source(enum testring_series s);
 

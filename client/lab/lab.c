@@ -748,9 +748,10 @@ static int lab_read_child_report(int fd, const char *daemon, char *err, size_t e
 static int lab_start_daemon(struct lab *lab, char *err, size_t errlen)
 {
 	char port[8], nspath[PATH_MAX];
-	/* Root in its own namespace, and root keeps cubic on the load flows. */
+	/* Root in its own namespace, and root keeps cubic on the load flows. -q: the daemon's
+	 * root warning and session lines are not the lab user's to act on; errors still show. */
 	char *argv[] = { "bloatmeterd", "--allow-root", "yes", "-p", port,
-			 lab->cfg.daemon_verbose ? "-v" : NULL, NULL };
+			 lab->cfg.daemon_verbose ? "-v" : "-q", NULL };
 	int pipefd[2], rc;
 	pid_t parent = getpid(), pid;
 
@@ -760,8 +761,8 @@ static int lab_start_daemon(struct lab *lab, char *err, size_t errlen)
 	}
 	snprintf(port, sizeof(port), "%u", (unsigned)lab->cfg.port);
 	snprintf(nspath, sizeof(nspath), "%s/%s", LAB_NETNS_DIR, lab->ns[LAB_SERVER]);
-	log_debug("lab: starting %s -p %s%s in %s", lab->daemon, port,
-		  lab->cfg.daemon_verbose ? " -v" : "", lab->ns[LAB_SERVER]);
+	log_debug("lab: starting %s -p %s %s in %s", lab->daemon, port,
+		  lab->cfg.daemon_verbose ? "-v" : "-q", lab->ns[LAB_SERVER]);
 	if (pipe2(pipefd, O_CLOEXEC) == -1) {
 		lab_err(err, errlen, "cannot start bloatmeterd: pipe: %s.", strerror(errno));
 		return -1;

@@ -100,6 +100,34 @@ void result_abort(struct test_result *r, int k, int64_t now_ns, const char *why)
 	snprintf(r->error, sizeof(r->error), "%s", why);
 }
 
+int64_t result_last_reply_ns(const struct test_result *r)
+{
+	int64_t last = -1;
+
+	for (size_t i = 0; i < r->nprobes; i++) {
+		const struct probe_rec *p = &r->probes[i];
+		int64_t at = p->send_ns + p->rtt_ns;
+
+		if (p->received && at > last && (!r->partial || at <= r->aborted_ns))
+			last = at;
+	}
+	return last;
+}
+
+const char *result_aborted_direction(const struct test_result *r)
+{
+	switch (r->aborted_phase) {
+	case PHASE_DOWNLOAD:
+		return "down";
+	case PHASE_UPLOAD:
+		return "up";
+	case PHASE_BIDIR:
+		return "both";
+	default:
+		return "none";
+	}
+}
+
 const char *result_status(const struct test_result *r)
 {
 	return r->partial ? "partial" : "complete";

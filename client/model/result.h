@@ -290,6 +290,11 @@ int64_t result_window_start(const struct phase_result *ph);
 
 /* Marks r partial: the run stopped at now_ns for why, during phase k (-1: between phases). */
 void result_abort(struct test_result *r, int k, int64_t now_ns, const char *why);
+/* When the last UDP probe reply arrived (client clock), at or before the abort when partial:
+ * where an outage began as the client saw it. -1 when no reply came. */
+int64_t result_last_reply_ns(const struct test_result *r);
+/* The direction the aborted phase loaded: "down", "up", "both" or "none" (idle, a gap). */
+const char *result_aborted_direction(const struct test_result *r);
 /* "complete" or "partial". */
 const char *result_status(const struct test_result *r);
 /* Adds a one-sentence warning shown in text and JSON output. */

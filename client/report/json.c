@@ -542,6 +542,10 @@ static void json_status(struct jb *b, json_object *o, const struct test_result *
 		jb_add(b, ab, "phase", r->aborted_phase >= 0
 				       ? jb_str(b, phase_name((enum phase_kind)r->aborted_phase)) : NULL);
 		jb_add(b, ab, "at_s", jb_num(b, rel_s(r, r->aborted_ns), DEC_S));
+		jb_add(b, ab, "direction", jb_str(b, result_aborted_direction(r)));
+		/* Where the outage began as the client saw it: replies stopped before the error. */
+		jb_add(b, ab, "last_reply_s", result_last_reply_ns(r) >= 0
+				       ? jb_num(b, rel_s(r, result_last_reply_ns(r)), DEC_S) : NULL);
 	}
 	jb_add(b, o, "aborted", ab);
 }

@@ -73,6 +73,8 @@ for line in "${cli[@]}"; do
 	[ "$short" = - ] || tag="-$short, $tag"
 	man=$tag help=$tag
 	if [ "$arg" != - ]; then man+=" ${arg,,}" help+=" $arg"; fi
+	# An optional value ("[=FILE]") follows the flag without a space.
+	if [ "${arg:0:1}" = "[" ]; then man=${man% *}${arg,,} help=${help% *}$arg; fi
 	has_tag "$work/bloatmeter.1.txt" "$man" || missing_man+=("'$man'")
 	has_tag "$work/help.txt" "$help" || missing_help+=("'$help'")
 done

@@ -23,7 +23,9 @@ int main(int argc, char **argv)
 		const struct client_option *o = options_get(i);
 		char s[2] = { o->short_flag ? o->short_flag : '-', '\0' };
 
-		if (printf("%s %s %s\n", o->name, s, o->arg ? o->arg : "-") < 0)
+		/* An optional value as it is written: "[=FILE]". */
+		if (printf("%s %s %s%s%s\n", o->name, s, o->arg && o->arg_optional ? "[=" : "",
+			   o->arg ? o->arg : "-", o->arg && o->arg_optional ? "]" : "") < 0)
 			return 1;
 	}
 	return fflush(stdout) == 0 ? 0 : 1;

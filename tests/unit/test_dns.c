@@ -87,7 +87,7 @@ static size_t ask(const uint8_t *q, size_t qlen, const struct sockaddr *local,
 	struct dns_zone z = zone();
 	size_t n = dns_answer(&z, q, qlen, local, peer, out, DNS_UDP_MAX);
 
-	assert_true(n <= qlen + DNS_ANSWER_EXTRA);
+	assert_true(n <= qlen); /* never an amplifier */
 	assert_true(n <= DNS_UDP_MAX);
 	return n;
 }
@@ -157,11 +157,12 @@ static void test_round_trip(void **state)
 	uint8_t q[DNS_QUERY_MAX], out[DNS_UDP_MAX];
 	struct dns_reply r;
 	struct addrs a;
-	size_t qn, n;
+	size_t qn, qp, n;
 
 	addrs_init(&a);
 	qn = query(q, 0x1234, "17-0badcafe." ZONE, DNS_TYPE_A);
-	n = ask(q, qn, sa(&a.local4), sa(&a.peer4), out);
+	qp = dns_query_pad(q, qn, sizeof(q));
+	n = ask(q, qp, sa(&a.local4), sa(&a.peer4), out);
 	assert_int_equal(n, qn + 16);
 	assert_int_equal(dns_parse_reply(out, n, q, qn, &r), DNS_REPLY_OK);
 	assert_int_equal(r.id, 0x1234);
@@ -174,13 +175,15 @@ static void test_round_trip(void **state)
 	assert_memory_equal(out + n - 4, "\xc0\x00\x02\x35", 4); /* 192.0.2.53 */
 
 	qn = query(q, 7, "x." ZONE, DNS_TYPE_AAAA);
-	n = ask(q, qn, sa(&a.local6), sa(&a.peer6), out);
+	qp = dns_query_pad(q, qn, sizeof(q));
+	n = ask(q, qp, sa(&a.local6), sa(&a.peer6), out);
 	assert_int_equal(dns_parse_reply(out, n, q, qn, &r), DNS_REPLY_OK);
 	assert_int_equal(r.answers, 1);
 	assert_memory_equal(out + n - 16, "\x20\x01\x0d\xb8\0\0\0\0\0\0\0\0\0\0\0\x53", 16);
 
 	qn = query(q, 8, "x." ZONE, DNS_TYPE_TXT);
-	n = ask(q, qn, sa(&a.local4), sa(&a.peer4), out);
+	qp = dns_query_pad(q, qn, sizeof(q));
+	n = ask(q, qp, sa(&a.local4), sa(&a.peer4), out);
 	assert_int_equal(dns_parse_reply(out, n, q, qn, &r), DNS_REPLY_OK);
 	assert_int_equal(r.answers, 1);
 }
@@ -190,11 +193,12 @@ static void test_reply_mismatch(void **state)
 	uint8_t q[DNS_QUERY_MAX], q2[DNS_QUERY_MAX], out[DNS_UDP_MAX];
 	struct dns_reply r;
 	struct addrs a;
-	size_t qn, q2n, n;
+	size_t qn, qp, q2n, n;
 
 	addrs_init(&a);
 	qn = query(q, 0x4242, "1-00000000." ZONE, DNS_TYPE_A);
-	n = ask(q, qn, sa(&a.local4), sa(&a.peer4), out);
+	qp = dns_query_pad(q, qn, sizeof(q));
+	n = ask(q, qp, sa(&a.local4), sa(&a.peer4), out);
 	/* another id */
 	q2n = query(q2, 0x4243, "1-00000000." ZONE, DNS_TYPE_A);
 	assert_int_equal(dns_parse_reply(out, n, q2, q2n, &r), DNS_REPLY_MISMATCH);
@@ -356,12 +360,13 @@ static void test_responder_rules(void **state)
 {
 	uint8_t q[DNS_QUERY_MAX], out[DNS_UDP_MAX];
 	struct addrs a;
-	size_t qn, n;
+	size_t qn, qp, n;
 
 	addrs_init(&a);
 	/* the apex exists */
 	qn = query(q, 1, ZONE, DNS_TYPE_A);
-	n = ask(q, qn, sa(&a.local4), sa(&a.peer4), out);
+	qp = dns_query_pad(q, qn, sizeof(q));
+	n = ask(q, qp, sa(&a.local4), sa(&a.peer4), out);
 	assert_int_equal(out[3] & 0xf, DNS_RCODE_NOERROR);
 	assert_int_equal(bytes_be16(out + 6), 1);
 	assert_true(out[2] & 0x04);      /* AA */
@@ -370,51 +375,62 @@ static void test_responder_rules(void **state)
 	assert_true(out[2] & 0x80);      /* QR */
 	/* one label below exists, any case; the question comes back exactly as asked */
 	qn = query(q, 2, "AbC." ZONE, DNS_TYPE_A);
-	n = ask(q, qn, sa(&a.mapped4), sa(&a.peer4), out);
+	qp = dns_query_pad(q, qn, sizeof(q));
+	n = ask(q, qp, sa(&a.mapped4), sa(&a.peer4), out);
 	assert_int_equal(out[3] & 0xf, DNS_RCODE_NOERROR);
 	assert_int_equal(bytes_be16(out + 6), 1);
 	assert_memory_equal(out + 12, q + 12, qn - 12);
 	assert_memory_equal(out + n - 4, "\xc0\x00\x02\x36", 4); /* mapped 192.0.2.54 */
 	qn = query(q, 2, "x.PROBE.BloatMeter.TEST", DNS_TYPE_A);
-	n = ask(q, qn, sa(&a.local4), sa(&a.peer4), out);
+	qp = dns_query_pad(q, qn, sizeof(q));
+	n = ask(q, qp, sa(&a.local4), sa(&a.peer4), out);
 	assert_int_equal(out[3] & 0xf, DNS_RCODE_NOERROR);
 	/* two or more labels below: NXDOMAIN, authoritative */
 	qn = query(q, 3, "a.b." ZONE, DNS_TYPE_A);
-	n = ask(q, qn, sa(&a.local4), sa(&a.peer4), out);
+	qp = dns_query_pad(q, qn, sizeof(q));
+	n = ask(q, qp, sa(&a.local4), sa(&a.peer4), out);
 	assert_int_equal(n, qn);
 	assert_int_equal(out[3] & 0xf, DNS_RCODE_NXDOMAIN);
 	assert_true(out[2] & 0x04);
 	assert_int_equal(bytes_be16(out + 6), 0);
 	qn = query(q, 3, "a.b.c.d." ZONE, DNS_TYPE_TXT);
-	n = ask(q, qn, sa(&a.local4), sa(&a.peer4), out);
+	qp = dns_query_pad(q, qn, sizeof(q));
+	n = ask(q, qp, sa(&a.local4), sa(&a.peer4), out);
 	assert_int_equal(out[3] & 0xf, DNS_RCODE_NXDOMAIN);
 	/* outside the zone: REFUSED, not authoritative; also a name that only ends like it */
 	qn = query(q, 4, "example.com", DNS_TYPE_A);
-	n = ask(q, qn, sa(&a.local4), sa(&a.peer4), out);
+	qp = dns_query_pad(q, qn, sizeof(q));
+	n = ask(q, qp, sa(&a.local4), sa(&a.peer4), out);
 	assert_int_equal(out[3] & 0xf, DNS_RCODE_REFUSED);
 	assert_false(out[2] & 0x04);
 	qn = query(q, 4, "xprobe.bloatmeter.test", DNS_TYPE_A);
-	n = ask(q, qn, sa(&a.local4), sa(&a.peer4), out);
+	qp = dns_query_pad(q, qn, sizeof(q));
+	n = ask(q, qp, sa(&a.local4), sa(&a.peer4), out);
 	assert_int_equal(out[3] & 0xf, DNS_RCODE_REFUSED);
 	qn = query(q, 4, "bloatmeter.test", DNS_TYPE_A);
-	n = ask(q, qn, sa(&a.local4), sa(&a.peer4), out);
+	qp = dns_query_pad(q, qn, sizeof(q));
+	n = ask(q, qp, sa(&a.local4), sa(&a.peer4), out);
 	assert_int_equal(out[3] & 0xf, DNS_RCODE_REFUSED);
 	/* ANY and zone transfers: REFUSED */
 	qn = query(q, 5, "x." ZONE, DNS_TYPE_ANY);
-	n = ask(q, qn, sa(&a.local4), sa(&a.peer4), out);
+	qp = dns_query_pad(q, qn, sizeof(q));
+	n = ask(q, qp, sa(&a.local4), sa(&a.peer4), out);
 	assert_int_equal(out[3] & 0xf, DNS_RCODE_REFUSED);
 	assert_int_equal(bytes_be16(out + 6), 0);
 	qn = query(q, 5, ZONE, DNS_TYPE_AXFR);
-	n = ask(q, qn, sa(&a.local4), sa(&a.peer4), out);
+	qp = dns_query_pad(q, qn, sizeof(q));
+	n = ask(q, qp, sa(&a.local4), sa(&a.peer4), out);
 	assert_int_equal(out[3] & 0xf, DNS_RCODE_REFUSED);
 	/* class CH (version.bind and friends): REFUSED */
 	qn = query(q, 6, "x." ZONE, DNS_TYPE_TXT);
+	qp = dns_query_pad(q, qn, sizeof(q));
 	q[qn - 1] = 3;
-	n = ask(q, qn, sa(&a.local4), sa(&a.peer4), out);
+	n = ask(q, qp, sa(&a.local4), sa(&a.peer4), out);
 	assert_int_equal(out[3] & 0xf, DNS_RCODE_REFUSED);
 	/* other types of existing names: NOERROR, no answer */
 	qn = query(q, 7, "x." ZONE, 15 /* MX */);
-	n = ask(q, qn, sa(&a.local4), sa(&a.peer4), out);
+	qp = dns_query_pad(q, qn, sizeof(q));
+	n = ask(q, qp, sa(&a.local4), sa(&a.peer4), out);
 	assert_int_equal(n, qn);
 	assert_int_equal(out[3] & 0xf, DNS_RCODE_NOERROR);
 	assert_int_equal(bytes_be16(out + 6), 0);
@@ -424,39 +440,93 @@ static void test_responder_addresses(void **state)
 {
 	uint8_t q[DNS_QUERY_MAX], out[DNS_UDP_MAX];
 	struct addrs a;
-	size_t qn, n;
+	size_t qn, qp, n;
 
 	addrs_init(&a);
 	/* AAAA: the local IPv6 address; none on an IPv4 (or mapped) arrival */
 	qn = query(q, 1, "x." ZONE, DNS_TYPE_AAAA);
-	n = ask(q, qn, sa(&a.local6), sa(&a.peer6), out);
+	qp = dns_query_pad(q, qn, sizeof(q));
+	qp = dns_query_pad(q, qn, sizeof(q));
+	n = ask(q, qp, sa(&a.local6), sa(&a.peer6), out);
 	assert_int_equal(n, qn + 28);
 	assert_int_equal(bytes_be16(out + n - 18), 16);
-	n = ask(q, qn, sa(&a.mapped4), sa(&a.peer4), out);
+	n = ask(q, qp, sa(&a.mapped4), sa(&a.peer4), out);
 	assert_int_equal(n, qn);
 	assert_int_equal(out[3] & 0xf, DNS_RCODE_NOERROR);
-	n = ask(q, qn, NULL, sa(&a.peer4), out);
+	n = ask(q, qp, NULL, sa(&a.peer4), out);
 	assert_int_equal(n, qn);
 	/* A: none on an IPv6 arrival */
 	qn = query(q, 2, "x." ZONE, DNS_TYPE_A);
-	n = ask(q, qn, sa(&a.local6), sa(&a.peer6), out);
+	qp = dns_query_pad(q, qn, sizeof(q));
+	qp = dns_query_pad(q, qn, sizeof(q));
+	n = ask(q, qp, sa(&a.local6), sa(&a.peer6), out);
 	assert_int_equal(n, qn);
 	/* TXT whoami: the peer's address as text; mapped IPv4 shown as IPv4 */
 	qn = query(q, 3, "x." ZONE, DNS_TYPE_TXT);
-	n = ask(q, qn, sa(&a.local4), sa(&a.peer4), out);
+	qp = dns_query_pad(q, qn, sizeof(q));
+	qp = dns_query_pad(q, qn, sizeof(q));
+	n = ask(q, qp, sa(&a.local4), sa(&a.peer4), out);
 	assert_int_equal(n, qn + 12 + 1 + 12);
 	assert_int_equal(out[qn + 12], 12);
 	assert_memory_equal(out + qn + 13, "198.51.100.7", 12);
-	n = ask(q, qn, sa(&a.local6), sa(&a.peer6), out);
+	n = ask(q, qp, sa(&a.local6), sa(&a.peer6), out);
 	assert_int_equal(out[qn + 12], strlen("2001:db8:1:2::7"));
 	assert_memory_equal(out + qn + 13, "2001:db8:1:2::7", strlen("2001:db8:1:2::7"));
-	n = ask(q, qn, sa(&a.mapped4), sa(&a.peer_mapped), out);
+	n = ask(q, qp, sa(&a.mapped4), sa(&a.peer_mapped), out);
 	assert_memory_equal(out + qn + 13, "198.51.100.8", 12);
-	n = ask(q, qn, sa(&a.local4), NULL, out);
+	n = ask(q, qp, sa(&a.local4), NULL, out);
 	assert_int_equal(n, qn);
 	/* TTL 0 and the owner is a pointer to the question */
-	n = ask(q, qn, sa(&a.local4), sa(&a.peer4), out);
+	n = ask(q, qp, sa(&a.local4), sa(&a.peer4), out);
 	assert_memory_equal(out + qn, "\xc0\x0c\x00\x10\x00\x01\0\0\0\0", 10);
+}
+
+/* Issue 16: an answer is never larger than its query. A short (unpadded) query whose answer
+ * would add a record gets the question alone with TC set; the same query padded with EDNS(0)
+ * (RFC 7830) gets the record. */
+static void test_no_amplification(void **state)
+{
+	uint8_t q[DNS_QUERY_MAX], out[DNS_UDP_MAX];
+	static const uint16_t types[] = { DNS_TYPE_A, DNS_TYPE_AAAA, DNS_TYPE_TXT };
+	struct dns_reply r;
+	struct addrs a;
+	struct dns_zone z = zone();
+
+	(void)state;
+	addrs_init(&a);
+	for (size_t t = 0; t < sizeof(types) / sizeof(types[0]); t++) {
+		for (int v6 = 0; v6 <= 1; v6++) {
+			const struct sockaddr *loc = v6 ? sa(&a.local6) : sa(&a.local4);
+			const struct sockaddr *peer = v6 ? sa(&a.peer6) : sa(&a.peer4);
+			size_t qn = query(q, 7, "x." ZONE, types[t]), qp, n;
+
+			n = dns_answer(&z, q, qn, loc, peer, out, sizeof(out));
+			assert_true(n > 0 && n <= qn);
+			assert_int_equal(dns_parse_reply(out, n, q, qn, &r), DNS_REPLY_OK);
+			assert_int_equal(r.rcode, DNS_RCODE_NOERROR);
+			assert_int_equal(r.answers, 0);
+			qp = dns_query_pad(q, qn, sizeof(q));
+			assert_int_equal(qp, qn + DNS_PAD_OPT_LEN);
+			if ((types[t] == DNS_TYPE_A && v6) || (types[t] == DNS_TYPE_AAAA && !v6))
+				continue; /* no such local address: no record to make room for */
+			n = dns_answer(&z, q, qp, loc, peer, out, sizeof(out));
+			assert_true(n > qn && n <= qp);
+			assert_int_equal(dns_parse_reply(out, n, q, qp, &r), DNS_REPLY_OK);
+			assert_int_equal(r.tc, 0);
+			assert_int_equal(r.answers, 1);
+		}
+	}
+	/* The largest answer (TXT of an IPv6 peer) cut to the query's size, flagged TC. */
+	{
+		size_t qn = query(q, 8, "x." ZONE, DNS_TYPE_TXT);
+		size_t n = dns_answer(&z, q, qn, sa(&a.local6), sa(&a.peer6), out, sizeof(out));
+
+		assert_int_equal(n, qn);
+		assert_int_equal(dns_parse_reply(out, n, q, qn, &r), DNS_REPLY_OK);
+		assert_int_equal(r.tc, 1);
+	}
+	/* No room for the padding: nothing. */
+	assert_int_equal(dns_query_pad(q, 30, 30 + DNS_PAD_OPT_LEN - 1), 0);
 }
 
 static void test_responder_header(void **state)
@@ -506,8 +576,10 @@ static void test_responder_header(void **state)
 
 		memcpy(q + qn, opt, sizeof(opt));
 		q[11] = 1;
+		/* 11 bytes do not make room for the 16-byte A record: the question, TC set */
 		n = ask(q, qn + sizeof(opt), sa(&a.local4), sa(&a.peer4), out);
-		assert_int_equal(n, qn + 16);
+		assert_int_equal(n, qn);
+		assert_true(out[2] & 0x02);
 		assert_int_equal(out[3] & 0xf, DNS_RCODE_NOERROR);
 		assert_int_equal(bytes_be16(out + 10), 0); /* ARCOUNT */
 		q[11] = 0;
@@ -522,7 +594,7 @@ static void test_size_bound(void **state)
 	char name[300];
 	struct addrs a;
 	struct dns_zone z = zone();
-	size_t qn, n, zl = strlen(ZONE);
+	size_t qn, qp, n, zl = strlen(ZONE);
 	static const uint16_t types[] = { DNS_TYPE_A, DNS_TYPE_AAAA, DNS_TYPE_TXT, 15, DNS_TYPE_ANY };
 
 	addrs_init(&a);
@@ -534,15 +606,17 @@ static void test_size_bound(void **state)
 		memcpy(name + len + 1, ZONE, zl + 1);
 		for (size_t t = 0; t < sizeof(types) / sizeof(types[0]); t++) {
 			qn = query(q, 1, name, types[t]);
-			n = ask(q, qn, sa(&a.local6), sa(&a.peer6), out);
+	qp = dns_query_pad(q, qn, sizeof(q));
+			n = ask(q, qp, sa(&a.local6), sa(&a.peer6), out);
 			assert_true(n > 0);
-			n = ask(q, qn, sa(&a.local4), sa(&a.peer_mapped), out);
+			n = ask(q, qp, sa(&a.local4), sa(&a.peer_mapped), out);
 			assert_true(n > 0);
 		}
 	}
 	/* The largest answer: TXT of a 39-character IPv6 address = question + 12 + 40. */
 	qn = query(q, 1, "x." ZONE, DNS_TYPE_TXT);
-	n = ask(q, qn, sa(&a.local6), sa(&a.peer6), out);
+	qp = dns_query_pad(q, qn, sizeof(q));
+	n = ask(q, qp, sa(&a.local6), sa(&a.peer6), out);
 	assert_int_equal(n, qn + 52);
 	/* too small a buffer: nothing */
 	assert_int_equal(dns_answer(&z, q, qn, sa(&a.local6), sa(&a.peer6), out, qn + 10), 0);
@@ -808,6 +882,7 @@ int main(void)
 		cmocka_unit_test(test_responder_rules),
 		cmocka_unit_test(test_responder_addresses),
 		cmocka_unit_test(test_responder_header),
+		cmocka_unit_test(test_no_amplification),
 		cmocka_unit_test(test_size_bound),
 		cmocka_unit_test(test_truncated_and_garbage),
 		cmocka_unit_test(test_resolv_conf),

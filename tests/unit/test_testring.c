@@ -107,7 +107,7 @@ static void test_json_fields(void **state)
 	const char *txt = plain(o);
 
 	assert_string_equal(txt,
-			    "{\"id\":7,\"start\":\"2025-12-03T16:00:00.123Z\",\"duration_s\":12.5,"
+			    "{\"id\":7,\"source\":\"cli\",\"start\":\"2025-12-03T16:00:00.123Z\",\"duration_s\":12.5,"
 			    "\"client\":\"192.0.2.0/24\",\"cc\":\"cubic\","
 			    "\"flows\":{\"download\":4,\"upload\":0},"
 			    "\"bytes\":{\"download\":1000000,\"upload\":0},"

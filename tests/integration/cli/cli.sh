@@ -85,6 +85,28 @@ if [ "$(id -u)" -eq 0 ]; then
 	run 0 15 "" $x $b -p 4997 --phases idle --idle 1 -q dual.test
 	run 1 3 "cannot connect to \[::1\]:4997" $x $b -6 -p 4997 --phases idle --idle 1 -q dual.test
 	run 1 3 "IPv4 only" $x $b -4 -p 4997 ::1
+	# --json alone: the report on stdout (iperf3's habit); --json=FILE, --json-file FILE and
+	# the old "--json FILE SERVER" write FILE.
+	js=$(mktemp -d)
+	out=$($x $b -p 4997 --phases idle --idle 1 --json 127.0.0.1 2> /dev/null)
+	if [ "${out:0:1}" = "{" ] && grep -q '"status"' <<< "$out"; then
+		echo "ok   --json SERVER: the JSON report on stdout"
+	else
+		echo "FAIL: --json SERVER printed: $(head -c 200 <<< "$out")"
+		fail=1
+	fi
+	for form in "--json $js/old.json" "--json=$js/eq.json" "--json-file $js/file.json"; do
+		f=${form##*[ =]}
+		# shellcheck disable=SC2086 # the form is two words or one on purpose
+		if $x $b -p 4997 --phases idle --idle 1 -q $form 127.0.0.1 > /dev/null 2>&1 &&
+			grep -q '"status"' "$f"; then
+			echo "ok   $form SERVER: the JSON report in the file"
+		else
+			echo "FAIL: $form SERVER wrote no JSON report"
+			fail=1
+		fi
+	done
+	rm -rf "$js"
 	kill $dual 2> /dev/null
 	wait $dual 2> /dev/null
 	$x "$bindir/hostile" --silent 4998 10 &

@@ -93,8 +93,12 @@ check "two labels below: NXDOMAIN, authoritative" eval 'status_is NXDOMAIN && au
 "${run[@]}" dig @127.0.0.1 -p "$dport" +notcp +norec +time=2 +tries=2 +opcode=status "$zone" > "$work/out" 2>&1 || true
 check "opcode STATUS: NOTIMP" status_is NOTIMP
 if [ "$v6" = 1 ]; then
-	ask ::1 AAAA "x.$zone" > /dev/null
-	check "AAAA over IPv6: the local IPv6 address" eval 'status_is NOERROR && has "IN[[:space:]]+AAAA[[:space:]]+::1$"'
+	# An answer is never larger than its query (issue 16): a plain query gets the question
+	# with TC set; one padded with EDNS(0) (RFC 7830) gets the record.
+	"${run[@]}" dig @::1 -p "$dport" +notcp +ignore +noedns +norec +time=2 +tries=2 "x.$zone" AAAA > "$work/out" 2>&1 || true
+	check "AAAA over IPv6, unpadded: truncated, no answer" eval 'status_is NOERROR && answers 0 && has "flags: qr aa tc;"'
+	"${run[@]}" dig @::1 -p "$dport" +notcp +norec +padding=64 +time=2 +tries=2 "x.$zone" AAAA > "$work/out" 2>&1 || true
+	check "AAAA over IPv6, padded: the local IPv6 address" eval 'status_is NOERROR && has "IN[[:space:]]+AAAA[[:space:]]+::1$"'
 	ask ::1 TXT "x.$zone" > /dev/null
 	check "TXT whoami over IPv6" eval 'has "IN[[:space:]]+TXT[[:space:]]+\"::1\"$"'
 	ask ::1 A "x.$zone" > /dev/null

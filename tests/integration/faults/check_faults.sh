@@ -52,6 +52,8 @@ check "server killed: JSON status partial, aborted in download" \
 	jq -e '.status == "partial" and .aborted.phase == "download" and (.error | length > 0)' "$j"
 check "server killed: the partial report matches the schema" \
 	eval 'out=$($py -m jsonschema -i "$j" "$schema" 2>&1) && [ -z "$out" ]'
+check "server killed: the outage: direction down, replies stopped after the download began and by the abort" \
+	jq -e '.aborted.direction == "down" and .aborted.last_reply_s > .phases[1].start_s and .aborted.last_reply_s <= .aborted.at_s' "$j"
 check "server killed: the idle phase's probes are kept" \
 	jq -e '.phases[0].name == "idle" and .phases[0].rtt_samples > 100' "$j"
 check "server killed: the download phase up to the kill is kept" \
