@@ -220,7 +220,7 @@ void options_usage(FILE *f)
 	};
 
 	fputs("usage: bloatmeter [options] SERVER\n"
-	      "       bloatmeter [options] http[s]://HOST[:PORT][/PATH]   (HTTP speed-test server)\n"
+	      "       bloatmeter [options] http[s]://HOST[:PORT][/PATH]  (HTTP speed test)\n"
 	      "       bloatmeter [options]   (the configuration's default-target, else\n"
 	      "                              " HTTPTARGET_DEFAULT ")\n"
 	      "       bloatmeter [options] --servers LIST | --server-list FILE\n"
