@@ -439,6 +439,10 @@ static int cli_lab(struct client_config *cfg, const struct lab_config *lcfg, str
 		return 1;
 	}
 	cfg->server = lab_server_host(lab);
+	if (lab_http_url(lab) != NULL) { /* --http / --https: the daemon's public listener */
+		cfg->http_url = cfg->server = lab_http_url(lab);
+		cfg->tls_ca = lab_http_ca(lab);
+	}
 	/* The lab runs as root on its own namespaces: show every probe kind unless told not to. */
 	if (!cfg->probes_set)
 		cfg->probes |= PROBE_BIT(PROBE_PCAP);
