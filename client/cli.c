@@ -176,6 +176,11 @@ static void cli_option(enum client_opt opt, const char *arg, struct client_confi
 	case CLIOPT_TLS:
 		cfg->tls = 1;
 		break;
+	case CLIOPT_PER_HOP:
+		if (strcmp(arg, "icmp") != 0 && strcmp(arg, "udp") != 0)
+			cli_bad("invalid --per-hop (use icmp or udp)", arg);
+		cfg->per_hop = strcmp(arg, "icmp") == 0 ? 1 : 2; /* enum hop_mode */
+		break;
 	case CLIOPT_TLS_LOAD:
 		/* The data connections are authorised by the token: TLS on them alone would not
 		 * keep it off the wire. */
@@ -230,6 +235,20 @@ static void cli_option(enum client_opt opt, const char *arg, struct client_confi
 		break;
 	case CLIOPT_HTTPS:
 		lab->http = LAB_HTTP_TLS;
+		break;
+	case CLIOPT_QDISC: {
+		int q = lab_qdisc_parse(arg);
+
+		if (q < 0)
+			cli_bad("invalid --qdisc (tbf, fifo, codel, fqcodel or pie)", arg);
+		lab->qdisc = (enum lab_qdisc)q;
+		break;
+	}
+	case CLIOPT_ECN_MARK:
+		lab->ecn_mark = 1;
+		break;
+	case CLIOPT_DELAY:
+		lab->delay_ms = cli_double(arg, 0, 1000, "invalid --delay (0-1000 ms)");
 		break;
 	case CLIOPT_COUNT:
 		break;

@@ -16,6 +16,16 @@
 /* The help text starts in this column; a longer flag puts it on the next line. */
 #define OPTIONS_HELP_COL 25
 
+int options_arg_optional(const struct client_option *o)
+{
+	return strcmp(o->name, "json") == 0; /* --json alone = -J; --json=FILE */
+}
+
+int options_lab_switch(const struct client_option *o)
+{
+	return strcmp(o->name, "http") == 0; /* the lab's --http: no URL, its own daemon */
+}
+
 static const struct client_option options_table[CLIOPT_COUNT] = {
 	[CLIOPT_PORT] = { "port", 'p', "PORT", CLIOPT_ALL,
 			  "server port (default " OPTIONS_STR(CLIENT_DEFAULT_PORT) ")" },
@@ -70,7 +80,7 @@ static const struct client_option options_table[CLIOPT_COUNT] = {
 				 "print the JSON report instead of text" },
 	[CLIOPT_JSON] = { "json", 0, "FILE", CLIOPT_ALL,
 			  "alone: the JSON report on stdout (like -J); =FILE:\n"
-			  "also to FILE (\"--json FILE SERVER\" still works)", 1 },
+			  "also to FILE (\"--json FILE SERVER\" still works)" },
 	[CLIOPT_LOG] = { "log", 0, "FILE", CLIOPT_ALL,
 			 "append one compact JSON line per run (history)" },
 	[CLIOPT_PROMETHEUS] = { "prometheus", 0, "FILE", CLIOPT_ALL,
@@ -123,15 +133,28 @@ static const struct client_option options_table[CLIOPT_COUNT] = {
 	[CLIOPT_DAEMON] = { "daemon", 0, "PATH", CLIOPT_LAB,
 			    "bloatmeterd to run (default: next to this program, or\n"
 			    "in ../sbin)" },
+	[CLIOPT_QDISC] = { "qdisc", 0, "NAME", CLIOPT_LAB,
+			   "bottleneck queue: tbf (kernel, default), or in\n"
+			   "userspace on TUN devices (up to 100 Mbit/s): fifo\n"
+			   "(tail-drop), codel, fqcodel or pie" },
+	[CLIOPT_ECN_MARK] = { "ecn-mark", 0, NULL, CLIOPT_LAB,
+			      "the AQM CE-marks ECN-capable packets instead of\n"
+			      "dropping them (codel, fqcodel, pie)" },
+	[CLIOPT_DELAY] = { "delay", 0, "MS", CLIOPT_LAB,
+			   "one-way path delay added each way, 0-1000 (default 0;\n"
+			   "needs a userspace --qdisc)" },
 	[CLIOPT_JSON_FILE] = { "json-file", 0, "FILE", CLIOPT_ALL,
 			       "also write the JSON report to FILE (= --json=FILE)" },
 	[CLIOPT_HTTP] = { "http", 0, "URL", CLIOPT_ALL,
 			  "test against an HTTP speed-test server (GET /__down,\n"
 			  "POST /__up), as SERVER http[s]://HOST[:PORT] does; lab:\n"
 			  "--http without URL runs the HTTP mode against the lab\n"
-			  "daemon's public listener", .lab_flag = 1 },
+			  "daemon's public listener" },
 	[CLIOPT_HTTPS] = { "https", 0, NULL, CLIOPT_LAB,
 			   "the same over HTTPS, with a lab certificate" },
+	[CLIOPT_PER_HOP] = { "per-hop", 0, "icmp|udp", CLIOPT_TEST,
+			     "latency of every hop to the server under load, from\n"
+			     "TTL-limited probes (20/s), and where the queue builds" },
 };
 
 const struct client_option *options_get(enum client_opt opt)
@@ -156,9 +179,9 @@ void options_getopt(struct option longopts[CLIOPT_COUNT + 1], char shorts[OPTION
 		const struct client_option *o = &options_table[i];
 
 		/* The lab's --http is a switch; the measurement's takes the URL. */
-		int has = !o->arg || (lab && o->lab_flag) ? no_argument
-			  : o->arg_optional		  ? optional_argument
-							  : required_argument;
+		int has = !o->arg || (lab && options_lab_switch(o)) ? no_argument
+			  : options_arg_optional(o)		    ? optional_argument
+							    : required_argument;
 
 		longopts[i] = (struct option){ o->name, has, NULL,
 					       o->short_flag ? o->short_flag : OPTIONS_LONG + i };
@@ -193,7 +216,7 @@ static void options_print(FILE *f, const struct client_option *o)
 	else
 		col = fprintf(f, "      --%s", o->name);
 	if (o->arg)
-		col += fprintf(f, o->arg_optional ? "[=%s]" : " %s", o->arg);
+		col += fprintf(f, options_arg_optional(o) ? "[=%s]" : " %s", o->arg);
 	if (col >= OPTIONS_HELP_COL) {
 		fputc('\n', f);
 		col = 0;
@@ -226,7 +249,8 @@ void options_usage(FILE *f)
 	      "       bloatmeter [options] --servers LIST | --server-list FILE\n"
 	      "       bloatmeter analyze [-J] FILE.pcap   (passive analysis of a capture)\n"
 	      "       bloatmeter lab [--down-rate RATE] [--up-rate RATE] [--down-buffer MS]\n"
-	      "                      [--up-buffer MS] [--ipv6] [options]\n",
+	      "                      [--up-buffer MS] [--qdisc NAME] [--ecn-mark]\n"
+	      "                      [--delay MS] [--ipv6] [options]\n",
 	      f);
 	for (int s = CLIOPT_ALL; s <= CLIOPT_LAB; s++) {
 		fputs(heading[s], f);

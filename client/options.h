@@ -54,9 +54,13 @@ enum client_opt {
 	CLIOPT_DOWN_LOSS,
 	CLIOPT_UP_LOSS,
 	CLIOPT_DAEMON,
+	CLIOPT_QDISC,
+	CLIOPT_ECN_MARK,
+	CLIOPT_DELAY,
 	CLIOPT_JSON_FILE,
 	CLIOPT_HTTP,
 	CLIOPT_HTTPS,
+	CLIOPT_PER_HOP,
 	CLIOPT_COUNT
 };
 
@@ -76,12 +80,16 @@ struct client_option {
 	const char *arg;
 	enum client_opt_scope scope;
 	const char *help; /* one or more lines, '\n' between them, none at the end */
-	/* 1: the value is optional and given only as --name=VALUE (getopt's optional_argument);
-	 * the help shows "--name[=VALUE]". */
-	int arg_optional;
-	int lab_flag;     /* in `bloatmeter lab` it takes no value (--http: the measurement's
-			   * takes the URL, the lab's only switches the lab to HTTP) */
 };
+
+/* 1 when o's value is optional and given only as --name=VALUE (getopt's optional_argument;
+ * the help shows "--name[=VALUE]"). A function, not a field: positional table entries would
+ * otherwise all need it spelled out (clang's -Wmissing-field-initializers). */
+int options_arg_optional(const struct client_option *o);
+
+/* 1 when o takes no value in `bloatmeter lab` (--http: the measurement's takes the URL, the
+ * lab's only switches the lab to HTTP against its own daemon). */
+int options_lab_switch(const struct client_option *o);
 
 /* The short-option string: a leading ':' and two bytes per option at most, and the NUL. */
 #define OPTIONS_SHORTS_MAX (2 + 2 * CLIOPT_COUNT)

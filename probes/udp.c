@@ -26,6 +26,7 @@ struct udp_probe {
 	size_t nsent;
 	size_t kernel_stamps;
 	_Atomic int64_t last_rtt_ns;  /* for live progress in another thread */
+	_Atomic uint64_t replies;     /* valid replies so far, for the caller's liveness check */
 	struct probe_schedule sched;
 	int64_t grace_ns;
 	int stopping;
@@ -121,6 +122,7 @@ static void udp_probe_recv_callback(evutil_socket_t fd, short what, void *arg)
 		r->srv_count = w.server_rx_count;
 		p->kernel_stamps += r->ts_kernel;
 		atomic_store_explicit(&p->last_rtt_ns, r->rtt_ns, memory_order_relaxed);
+		atomic_fetch_add_explicit(&p->replies, 1, memory_order_relaxed);
 	}
 }
 
@@ -230,6 +232,11 @@ struct probe_rec *udp_probe_records(struct udp_probe *p, size_t *n)
 int64_t udp_probe_last_rtt(const struct udp_probe *p)
 {
 	return atomic_load_explicit(&p->last_rtt_ns, memory_order_relaxed);
+}
+
+uint64_t udp_probe_replies(const struct udp_probe *p)
+{
+	return atomic_load_explicit(&p->replies, memory_order_relaxed);
 }
 
 size_t udp_probe_kernel_stamps(const struct udp_probe *p)

@@ -42,6 +42,8 @@ struct probe_rec *udp_probe_records(struct udp_probe *p, size_t *n);
 size_t udp_probe_kernel_stamps(const struct udp_probe *p);
 /* The latest RTT in ns (0 before the first reply); safe to call from any thread. */
 int64_t udp_probe_last_rtt(const struct udp_probe *p);
+/* Valid replies so far; safe to call from any thread. */
+uint64_t udp_probe_replies(const struct udp_probe *p);
 /* Scheduling health: sends that left more than one interval late. */
 uint64_t udp_probe_late_sends(const struct udp_probe *p);
 /* Transfers ownership of the records to the caller (free() them), then frees p. */

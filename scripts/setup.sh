@@ -24,6 +24,7 @@ if [ "${1:-}" = "--test-tools" ]; then
 		systemd                                     # systemd-analyze verify of the units
 		man-db                                      # man --warnings on the manual pages (groff)
 		devscripts                                  # hardening-check of both binaries
+		logrotate                                   # the packaged logrotate file (tests/packaging)
 	)
 elif [ $# -gt 0 ]; then
 	echo "usage: scripts/setup.sh [--test-tools]" >&2

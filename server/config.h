@@ -64,6 +64,8 @@ struct server_config {
 	char web_bind[256];
 	int web_max_conns;
 	int web_tls;
+	/* One JSON line per finished test (server/resultslog.h); "" = off. */
+	char results_log[256];
 };
 
 #define SERVER_DEFAULT_PORT 4750

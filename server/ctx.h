@@ -16,6 +16,7 @@
 
 struct ctrl_linger;
 struct pendcap_slot;
+struct resultslog;
 struct worker_pool;
 
 #define SERVER_WEB_SLOTS 8
@@ -98,6 +99,7 @@ struct server_ctx {
 	int nlingering;                      /* (server/ctrlmsg.c), how many */
 	struct limits_admission *admission;  /* host egress sampler; NULL = admission control off */
 	struct testring *tests;              /* recent tests and histograms (server/testring.h) */
+	struct resultslog *results_log;      /* results-log; NULL = not set (server/resultslog.h) */
 	atomic_int shutting_down;            /* SIGTERM/SIGINT seen: /healthz says 503 */
 	int64_t start_ns;                    /* CLOCK_MONOTONIC at start-up, for the uptime */
 	/* Loaded at start-up from psk-file and tls-cert/tls-key (server.c); NULL when not set. */

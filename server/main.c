@@ -56,6 +56,8 @@ static void usage(FILE *f)
 		"      --web-bind ADDR    its address (default: all addresses)\n"
 		"      --web-max-connections N  its connections at once (default 256)\n"
 		"      --web-tls yes|no   serve it as HTTPS with tls-cert/tls-key (default no)\n"
+		"      --results-log FILE one JSON line per finished test (CLI and browser) appended\n"
+		"                         to FILE, reopened on SIGHUP (default: off)\n"
 		"      --workers N        threads that run the sessions (default 0 = one per\n"
 		"                         online CPU, at most 8; 1 = the main thread)\n"
 		"      --reflector-priority N  real-time (SCHED_FIFO) priority 1-99 of the UDP\n"
@@ -65,7 +67,8 @@ static void usage(FILE *f)
 		"                         each session)\n"
 		"  -h, --help             this help\n"
 		"  -V, --version          print the version\n"
-		"SIGHUP reloads the session, flow, duration, rate and timeout limits from the file.\n",
+		"SIGHUP reloads the session, flow, duration, rate and timeout limits from the file\n"
+		"and reopens the results-log.\n",
 		SRVCONFIG_DEFAULT_PATH, SERVER_DEFAULT_PORT, DNS_DEFAULT_ZONE);
 }
 

@@ -25,6 +25,7 @@
 #include "server/weblisten.h"
 #include "server/privdrop.h"
 #include "server/reflector.h"
+#include "server/resultslog.h"
 #include "server/sessionlife.h"
 #include "server/sessionlist.h"
 #include "server/srvconfig.h"
@@ -58,6 +59,7 @@ struct server_state {
 	struct dns_responder *dns;
 	struct http_server *http;
 	struct weblisten *web;
+	struct resultslog results_log; /* fd -1 until opened */
 	struct event *sig[3];
 };
 
@@ -143,6 +145,23 @@ static int server_start_admission(struct server_ctx *srv, const struct server_co
 	return 0;
 }
 
+/* SIGHUP, whatever else it does: the results-log is opened again (logrotate has moved it
+ * away) at path, the configuration's value now, so a changed path applies too. Turning it on
+ * or off needs a restart: the first open is made before the privilege drop. */
+static void server_reload_results_log(struct server_state *st, const char *path)
+{
+	if (st->results_log.fd < 0) {
+		if (path[0] != '\0')
+			log_warnx("reload: results-log set; not applied, that needs a restart");
+		return;
+	}
+	if (path[0] == '\0') {
+		log_warnx("reload: results-log removed; not applied, that needs a restart");
+		path = st->results_log.path;
+	}
+	resultslog_reopen(&st->results_log, path);
+}
+
 /* SIGHUP: builds the configuration again (file, then the same command-line overrides) and
  * applies what the server checks when a session or flow arrives. No running session is
  * dropped, even over a lowered max-sessions; a bad file changes nothing. */
@@ -156,8 +175,10 @@ static void server_reload(struct server_state *st)
 	if (srvconfig_build(cur->config_path, cur->config_optional, cur->overrides, &next, err,
 			    sizeof(err)) < 0) {
 		log_error("reload failed, keeping the running configuration: %s", err);
+		server_reload_results_log(st, cur->results_log);
 		return;
 	}
+	server_reload_results_log(st, next.results_log);
 	if (next.max_sessions > st->srv.table.cap &&
 	    session_table_grow(&st->srv.table, next.max_sessions) < 0) {
 		log_error("reload failed, keeping the running configuration: "
@@ -182,6 +203,7 @@ static void server_reload(struct server_state *st)
 	v->cfg.handshake_timeout_s = next.handshake_timeout_s;
 	v->cfg.idle_timeout_s = next.idle_timeout_s;
 	v->cfg.admission_max_rate_bps = next.admission_max_rate_bps;
+	snprintf(v->cfg.results_log, sizeof(v->cfg.results_log), "%s", st->results_log.path);
 	v->older = st->versions;
 	st->versions = v;
 	st->srv.cfg = &v->cfg;
@@ -440,6 +462,7 @@ static struct server_state *server_state_new(const struct server_config *cfg)
 	st->tcp_fd = -1;
 	st->udp_fd = -1;
 	st->dns_fd = -1;
+	st->results_log.fd = -1;
 	st->srv.start_ns = clock_mono_ns();
 	return st;
 }
@@ -473,6 +496,27 @@ static int server_prepare(struct server_state *st)
 	return 0;
 }
 
+/* results-log, when set: opened as the user that started the daemon (usually root, so
+ * /var/log is writable) and, if it switches, given to the user it switches to, so that it
+ * can reopen the file on SIGHUP. 0, or -1 after logging. */
+static int server_open_results_log(struct server_state *st)
+{
+	const char *path = st->srv.cfg->results_log;
+	char err[SRVCONFIG_ERR_MAX];
+
+	if (path[0] == '\0')
+		return 0;
+	if (resultslog_open(&st->results_log, path, err, sizeof(err)) < 0 ||
+	    (st->pd.action == PRIVDROP_SWITCH &&
+	     resultslog_chown(&st->results_log, st->pd.uid, st->pd.gid, err, sizeof(err)) < 0)) {
+		log_error("%s", err);
+		return -1;
+	}
+	st->srv.results_log = &st->results_log;
+	log_info("results-log %s: one JSON line per finished test", path);
+	return 0;
+}
+
 /* What must exist before the privilege drop: the sockets, the ring of recent tests, the
  * event loop, admission control and the HTTP listener (which binds its own port). 0, or -1
  * after logging. */
@@ -480,7 +524,7 @@ static int server_bind(struct server_state *st)
 {
 	struct server_ctx *srv = &st->srv;
 
-	if (server_open(st) < 0)
+	if (server_open(st) < 0 || server_open_results_log(st) < 0)
 		return -1;
 	/* Recent tests for the HTTP API and /metrics (about 70 KiB), kept even without HTTP. */
 	srv->tests = calloc(1, sizeof(*srv->tests));
@@ -630,6 +674,7 @@ static void server_teardown(struct server_state *st, int rc)
 		server_log_security(srv, 1);
 	}
 	server_security_free(srv->psk, srv->tls);
+	resultslog_close(&st->results_log);
 	free(srv->tests);
 	server_free_versions(st);
 	if (st->lock_ok)

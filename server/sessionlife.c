@@ -9,6 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <event2/buffer.h>
+
 #include "common/clock.h"
 #include "common/log.h"
 #include "common/sock.h"
@@ -17,6 +19,7 @@
 #include "server/bulk.h"
 #include "server/ctrlmsg.h"
 #include "server/sessionlist.h"
+#include "server/testrecord.h"
 #include "server/testring.h"
 #include "server/worker.h"
 
@@ -35,7 +38,7 @@ static void session_push_callback(evutil_socket_t fd, short what, void *arg)
 {
 	struct session_posted *p = arg;
 
-	testring_push(p->srv->tests, &p->sum);
+	testrecord_done(p->srv, &p->sum);
 	free(p);
 }
 
@@ -46,7 +49,7 @@ static void session_push_test(struct server_ctx *srv, const struct test_summary 
 	struct session_posted *p;
 
 	if (!srv->tests_remote) {
-		testring_push(srv->tests, sum);
+		testrecord_done(srv, sum);
 		return;
 	}
 	p = malloc(sizeof(*p));
@@ -171,9 +174,23 @@ static int session_closing_check(struct session *s, int64_t now)
 	return 1;
 }
 
+/* A client that leaves SESSIONLIFE_BACKLOG_MAX of stats unread: ends its session; 1 if it
+ * did. */
+static int session_backlog_check(struct session *s)
+{
+	size_t queued = evbuffer_get_length(bufferevent_get_output(s->ctrl));
+
+	if (queued < SESSIONLIFE_BACKLOG_MAX)
+		return 0;
+	log_info("session %llu: its client left %zu bytes of stats unread, ended",
+		 (unsigned long long)s->id, queued);
+	sessionlife_end(s);
+	return 1;
+}
+
 /* Every 100 ms: enforce the session deadline (in every state) and, while it closes, the
  * closing bound; while active, push stats (the client's upload throughput comes from these)
- * and enforce the idle-timeout and the upload read limit. */
+ * and enforce the idle-timeout, the unread backlog cap and the upload read limit. */
 static void session_tick_callback(evutil_socket_t fd, short what, void *arg)
 {
 	struct session *s = arg;
@@ -189,7 +206,7 @@ static void session_tick_callback(evutil_socket_t fd, short what, void *arg)
 		return;
 	}
 	bulk_limits_tick(s, now);
-	if (session_idle_check(s, now))
+	if (session_idle_check(s, now) || session_backlog_check(s))
 		return;
 	bulk_tune(s);
 	if (s->live)

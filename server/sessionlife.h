@@ -1,6 +1,6 @@
 /* sessionlife: a session's life from its creation after an admitted hello to its end: the
  * stats pushed every 100 ms with the deadline (in every state), idle-timeout, the closing
- * bound and the upload limit enforced, the
+ * bound, the unread backlog cap and the upload limit enforced, the
  * client's summary, bye and its final stats, the shutdown notice, and the end itself (the
  * test recorded, flows closed, token and list entry removed). server/hello.c creates and
  * starts sessions; server/server.c sends the shutdown notice (through the worker pool) and
@@ -22,6 +22,11 @@
  * to close: a client that never reads cannot keep its place. */
 #define SESSIONLIFE_CLOSE_S 5
 #define SESSIONLIFE_CC_WHY_LEN 128
+/* An active session whose control connection holds this many unsent bytes (past what the
+ * kernel buffers) ends: its client does not read its stats, which would otherwise queue
+ * (~2.4 kB/s) until the deadline. A reading client never comes near it: stats are a few
+ * hundred bytes every 100 ms, and even a path's full kernel buffers take them. */
+#define SESSIONLIFE_BACKLOG_MAX (16 * 1024)
 
 /* A new session for peer on bev, run by worker, in the place admission_admit reserved: its
  * token registered for the reflector, linked into the server's list (admission_link). NULL

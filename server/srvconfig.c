@@ -238,6 +238,11 @@ static void store_web_tls(struct server_config *cfg, long v, const char *value)
 	cfg->web_tls = strcmp(value, "yes") == 0;
 }
 
+static void store_results_log(struct server_config *cfg, long v, const char *value)
+{
+	snprintf(cfg->results_log, sizeof(cfg->results_log), "%s", value);
+}
+
 static void store_http_max_conns(struct server_config *cfg, long v, const char *value)
 {
 	cfg->http_max_conns = (int)v;
@@ -319,6 +324,8 @@ static const struct srvconfig_option srvconfig_options[SRVOPT_COUNT] = {
 	[SRVOPT_WEB_MAX_CONNS] = { "web-max-connections", 0, 1, 100000, "1-100000", NULL,
 				   store_web_max_conns },
 	[SRVOPT_WEB_TLS] = { "web-tls", 0, 0, 0, "yes or no", check_yes_no, store_web_tls },
+	[SRVOPT_RESULTS_LOG] = { "results-log", 0, 0, 0, "a file path of 1-255 bytes", check_path,
+				 store_results_log },
 };
 
 const char *srvconfig_option_name(enum srvconfig_opt opt)

@@ -12,11 +12,12 @@
 
 #include "common/clock.h"
 #include "server/ctx.h"
+#include "server/testrecord.h"
 #include "server/testring.h"
 #include "server/webreply.h"
 #include "server/webresult.h"
 
-/* Stores r from peer in the test ring as a browser test. */
+/* Records r from peer as a browser test (the ring and the results-log). */
 static void webpost_store(struct server_ctx *srv, const struct sockaddr *peer,
 			    const struct webresult *r)
 {
@@ -35,7 +36,7 @@ static void webpost_store(struct server_ctx *srv, const struct sockaddr *peer,
 	s.reported = r->sum;
 	snprintf(s.source, sizeof(s.source), "browser");
 	snprintf(s.engine, sizeof(s.engine), "%s", r->engine);
-	testring_push(srv->tests, &s);
+	testrecord_done(srv, &s);
 }
 
 void webpost_result(struct webconn *c, struct evbuffer *body)
@@ -56,8 +57,7 @@ void webpost_result(struct webconn *c, struct evbuffer *body)
 		webreply_error(c, 429, "too many results from your network; try again later");
 		return;
 	}
-	if (c->srv->tests)
-		webpost_store(c->srv, peer, &r);
+	webpost_store(c->srv, peer, &r);
 	evbuffer_drain(body, len);
 	webreply_head(c, 204, NULL, 0, c->keep_alive);
 	webconn_finish(c, c->keep_alive);

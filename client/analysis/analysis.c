@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "client/analysis/analysis_hops.h"
 #include "client/analysis/analysis_probes.h"
 #include "client/analysis/bootstrap.h"
 #include "client/analysis/clocksync.h"
@@ -779,4 +780,5 @@ void analysis_run(struct test_result *r)
 	analysis_advice(r);
 	analysis_check_timestamps(r);
 	analysis_probes(r);
+	analysis_hops(r);
 }

@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "client/lab/tunfwd.h"
 #include "common/clock.h"
 #include "common/log.h"
 #include "common/util.h"
@@ -35,6 +36,17 @@
 #define LAB_STOP_NS (2 * NS_PER_SEC)
 #define LAB_NETNS_DIR "/run/netns"
 #define LAB_MAX_ARGS 24
+#define LAB_MAX_DELAY_MS 1000.0
+/* The userspace bottleneck's ceiling (docs/lab.md "Userspace bottleneck"): it was measured
+ * accurate at 20 Mbit/s and below and still holds its rate here; above, the loop is the limit. */
+#define LAB_TUN_MAX_RATE 100000000ULL
+#define LAB_TUN_TABLE_UP "101"          /* policy-routing tables that lead into the devices */
+#define LAB_TUN_TABLE_DOWN "102"
+
+static const char *const lab_qdisc_names[LAB_QDISCS] = {
+	[LAB_QDISC_TBF] = "tbf", [LAB_QDISC_FIFO] = "fifo", [LAB_QDISC_CODEL] = "codel",
+	[LAB_QDISC_FQCODEL] = "fqcodel", [LAB_QDISC_PIE] = "pie",
+};
 
 enum lab_role { LAB_CLIENT, LAB_ROUTER, LAB_SERVER, LAB_ROLES };
 
@@ -49,6 +61,7 @@ struct lab {
 	int client_fd;
 	int in_client;                 /* the calling thread sits in the client namespace */
 	pid_t daemon_pid;              /* 0 once reaped */
+	pid_t fwd_pid;                 /* the userspace bottleneck (tunfwd); 0 = none */
 	int daemon_reported;           /* its early exit is already in the error sentence */
 	char ip[PATH_MAX], tc[PATH_MAX], nft[PATH_MAX], daemon[PATH_MAX];
 	char server_host[INET6_ADDRSTRLEN];
@@ -113,6 +126,81 @@ static int lab_check_direction(const char *dir, uint64_t rate, double buffer_ms,
 	return 0;
 }
 
+int lab_qdisc_parse(const char *s)
+{
+	for (int i = 0; i < LAB_QDISCS; i++)
+		if (strcmp(s, lab_qdisc_names[i]) == 0)
+			return i;
+	return -1;
+}
+
+static void lab_param(struct lab_truth *t, const char *name, double value)
+{
+	if (t->nparams < LAB_QDISC_PARAMS)
+		t->params[t->nparams++] = (struct lab_qdisc_param){ name, value };
+}
+
+/* The truth about the queue: which, where, and the parameters it really runs with. */
+static void lab_truth_qdisc(const struct lab_config *cfg, struct lab_truth *t)
+{
+	snprintf(t->qdisc, sizeof(t->qdisc), "%s", lab_qdisc_names[cfg->qdisc]);
+	snprintf(t->hop, sizeof(t->hop), "%s", cfg->qdisc == LAB_QDISC_TBF ?
+		 "router: tbf on veth-c (down) and veth-s (up)" :
+		 "router: userspace on " TUNFWD_DEV_DOWN " (down) and " TUNFWD_DEV_UP " (up)");
+	t->ecn_mark = cfg->ecn_mark;
+	t->delay_ms = cfg->delay_ms;
+	switch (cfg->qdisc) {
+	case LAB_QDISC_FQCODEL:
+		lab_param(t, "flows", BNECK_FQ_FLOWS);
+		lab_param(t, "quantum_bytes", FQ_QUANTUM);
+		/* CoDel runs on each flow */
+		__attribute__((fallthrough));
+	case LAB_QDISC_CODEL:
+		lab_param(t, "target_ms", (double)CODEL_TARGET_NS / NS_PER_MS);
+		lab_param(t, "interval_ms", (double)CODEL_INTERVAL_NS / NS_PER_MS);
+		break;
+	case LAB_QDISC_PIE:
+		lab_param(t, "qdelay_ref_ms", (double)PIE_QDELAY_REF_NS / NS_PER_MS);
+		lab_param(t, "t_update_ms", (double)PIE_T_UPDATE_NS / NS_PER_MS);
+		lab_param(t, "max_burst_ms", (double)PIE_MAX_BURST_NS / NS_PER_MS);
+		lab_param(t, "alpha", 0.125);
+		lab_param(t, "beta", 1.25);
+		break;
+	default:
+		break;
+	}
+}
+
+static int lab_check_qdisc(const struct lab_config *cfg, char *err, size_t errlen)
+{
+	int user = cfg->qdisc != LAB_QDISC_TBF;
+
+	if ((unsigned)cfg->qdisc >= LAB_QDISCS) {
+		lab_err(err, errlen, "unknown lab qdisc.");
+		return -1;
+	}
+	if (!(cfg->delay_ms >= 0 && cfg->delay_ms <= LAB_MAX_DELAY_MS)) {
+		lab_err(err, errlen, "the path delay must be between 0 and 1000 ms.");
+		return -1;
+	}
+	if (!user && cfg->delay_ms > 0) {
+		lab_err(err, errlen, "a path delay needs the userspace bottleneck (--qdisc fifo, codel, "
+			"fqcodel or pie); the tbf bottleneck has no delay stage.");
+		return -1;
+	}
+	if (cfg->ecn_mark && (cfg->qdisc == LAB_QDISC_TBF || cfg->qdisc == LAB_QDISC_FIFO)) {
+		lab_err(err, errlen, "ECN marking needs an AQM (--qdisc codel, fqcodel or pie); %s "
+			"only drops.", lab_qdisc_names[cfg->qdisc]);
+		return -1;
+	}
+	if (user && (cfg->down_rate_bps > LAB_TUN_MAX_RATE || cfg->up_rate_bps > LAB_TUN_MAX_RATE)) {
+		lab_err(err, errlen, "the userspace bottleneck runs at most 100 Mbit/s each way; use "
+			"--qdisc tbf above that.");
+		return -1;
+	}
+	return 0;
+}
+
 static int lab_check_config(const struct lab_config *cfg, struct lab_truth *t, char *err,
 			    size_t errlen)
 {
@@ -134,6 +222,9 @@ static int lab_check_config(const struct lab_config *cfg, struct lab_truth *t, c
 		lab_err(err, errlen, "the lab needs a fixed daemon port, not 0.");
 		return -1;
 	}
+	if (lab_check_qdisc(cfg, err, errlen) == -1)
+		return -1;
+	lab_truth_qdisc(cfg, t);
 	t->down_rate_bps = cfg->down_rate_bps;
 	t->up_rate_bps = cfg->up_rate_bps;
 	/* The truth is what the rounded limit really holds, not what was asked for. */
@@ -617,12 +708,81 @@ static int lab_tbf(struct lab *lab, const char *dev, const char *dir, uint64_t r
 			limit_s, NULL);
 }
 
+/* Every packet that arrives on from goes to dev, the userspace bottleneck's device: a
+ * policy rule selects a table whose default route leads into it. What the bottleneck writes back
+ * arrives on dev, so the main table forwards it on. The local table still comes first. */
+static int lab_tun_route(struct lab *lab, const char *dev, const char *from, const char *table,
+			 char *err, size_t errlen)
+{
+	const char *r = lab->ns[LAB_ROUTER], *ip = lab->ip;
+
+	if (lab_step(ip, err, errlen, "bringing up a TUN device", "-n", r, "link", "set", dev, "up",
+		     NULL) == -1 ||
+	    lab_step(ip, err, errlen, "adding a route into a TUN device", "-n", r, "-4", "route",
+		     "add", "default", "dev", dev, "table", table, NULL) == -1 ||
+	    lab_step(ip, err, errlen, "adding a route into a TUN device", "-n", r, "-6", "route",
+		     "add", "default", "dev", dev, "table", table, NULL) == -1 ||
+	    lab_step(ip, err, errlen, "adding a policy rule", "-n", r, "-4", "rule", "add", "iif",
+		     from, "lookup", table, NULL) == -1 ||
+	    lab_step(ip, err, errlen, "adding a policy rule", "-n", r, "-6", "rule", "add", "iif",
+		     from, "lookup", table, NULL) == -1)
+		return -1;
+	return 0;
+}
+
+static struct bneck_params lab_bneck_params(const struct lab_config *cfg, uint64_t rate,
+					    uint64_t burst, uint64_t limit, uint64_t seed)
+{
+	static const enum bneck_qdisc map[LAB_QDISCS] = {
+		[LAB_QDISC_FIFO] = BNECK_FIFO, [LAB_QDISC_CODEL] = BNECK_CODEL,
+		[LAB_QDISC_FQCODEL] = BNECK_FQCODEL, [LAB_QDISC_PIE] = BNECK_PIE,
+	};
+
+	return (struct bneck_params){
+		.qdisc = map[cfg->qdisc], .rate_bps = rate, .burst = burst, .limit = limit,
+		.ecn = cfg->ecn_mark, .delay_ns = (uint64_t)llround(cfg->delay_ms * NS_PER_MS),
+		.seed = seed,
+	};
+}
+
+/* The userspace bottleneck: its process first (it creates the devices), then the routes. */
+static int lab_tun(struct lab *lab, char *err, size_t errlen)
+{
+	const struct lab_truth *t = &lab->truth;
+	struct tunfwd_config fc = {
+		.down = lab_bneck_params(&lab->cfg, t->down_rate_bps, t->down_burst_bytes,
+					 t->down_limit_bytes, 0x9e3779b97f4a7c15ull),
+		.up = lab_bneck_params(&lab->cfg, t->up_rate_bps, t->up_burst_bytes,
+				       t->up_limit_bytes, 0xbf58476d1ce4e5b9ull),
+	};
+	char nspath[PATH_MAX];
+	pid_t pid;
+
+	if (util_interrupted()) {
+		lab_err(err, errlen, "interrupted");
+		return -1;
+	}
+	snprintf(nspath, sizeof(nspath), "%s/%s", LAB_NETNS_DIR, lab->ns[LAB_ROUTER]);
+	log_debug("lab: starting the userspace bottleneck (%s) in %s", t->qdisc,
+		  lab->ns[LAB_ROUTER]);
+	pid = tunfwd_start(nspath, &fc, err, errlen);
+	if (pid == -1)
+		return -1;
+	lab->fwd_pid = pid;
+	if (lab_tun_route(lab, TUNFWD_DEV_DOWN, "veth-s", LAB_TUN_TABLE_DOWN, err, errlen) == -1 ||
+	    lab_tun_route(lab, TUNFWD_DEV_UP, "veth-c", LAB_TUN_TABLE_UP, err, errlen) == -1)
+		return -1;
+	return 0;
+}
+
 /* One tbf per direction on the router's egress: forwarded packets no longer belong to a
- * socket, so TCP Small Queues cannot hide the queue (METHODS.md). */
+ * socket, so TCP Small Queues cannot hide the queue (METHODS.md). Or the userspace one. */
 static int lab_shape(struct lab *lab, char *err, size_t errlen)
 {
 	const struct lab_truth *t = &lab->truth;
 
+	if (lab->cfg.qdisc != LAB_QDISC_TBF)
+		return lab_tun(lab, err, errlen);
 	if (lab_tbf(lab, "veth-c", "download", t->down_rate_bps, t->down_burst_bytes,
 		    t->down_limit_bytes, err, errlen) == -1 ||
 	    lab_tbf(lab, "veth-s", "upload", t->up_rate_bps, t->up_burst_bytes, t->up_limit_bytes,
@@ -1050,6 +1210,9 @@ void lab_destroy(struct lab *lab)
 	if (lab->in_client)
 		(void)lab_leave_client(lab);
 	lab_stop_daemon(lab);
+	/* Before the namespaces go: its devices die with it. */
+	tunfwd_stop(lab->fwd_pid);
+	lab->fwd_pid = 0;
 	labweb_cleanup(&lab->web);
 	/* Deleting a namespace removes its veths and their qdiscs with it. */
 	for (int r = LAB_ROLES - 1; r >= 0; r--) {

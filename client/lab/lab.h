@@ -1,6 +1,7 @@
 /* lab: an emulated bottleneck in network namespaces — client — router — server joined by
  * veth pairs, one tbf per direction on the router's egress ports (queue limit = rate × buffer)
- * — with the real bloatmeterd running in the server namespace. */
+ * or a userspace bottleneck on TUN devices in the router (tunfwd: a FIFO or an AQM, and a path
+ * delay) — with the real bloatmeterd running in the server namespace. */
 #ifndef BM_LAB_H
 #define BM_LAB_H
 
@@ -10,7 +11,17 @@
 #include "client/lab/labweb.h"
 #include "client/model/result.h"
 
+/* The bottleneck's queue: the kernel's tbf, or one run by the userspace bottleneck. */
+enum lab_qdisc { LAB_QDISC_TBF, LAB_QDISC_FIFO, LAB_QDISC_CODEL, LAB_QDISC_FQCODEL,
+		 LAB_QDISC_PIE, LAB_QDISCS };
+
+/* The qdisc named by s ("tbf", "fifo", "codel", "fqcodel", "pie"), or -1. */
+int lab_qdisc_parse(const char *s);
+
 struct lab_config {
+	enum lab_qdisc qdisc;
+	int ecn_mark;              /* AQMs CE-mark ECT packets instead of dropping them */
+	double delay_ms;           /* one-way delay per direction, userspace bottleneck only */
 	uint64_t down_rate_bps;    /* tbf rate, server → client */
 	uint64_t up_rate_bps;      /* tbf rate, client → server */
 	double down_buffer_ms;     /* tbf queue limit = down_rate × down_buffer */

@@ -60,6 +60,7 @@ struct client_config {
 	const char *http_url;
 	const char *target_source; /* where the target came from: NULL, the command line; or
 				    * "configuration file PATH", "built-in default" */
+	int per_hop;              /* --per-hop icmp|udp: enum hop_mode (0: off) */
 };
 
 const char *phase_name(enum phase_kind k);

@@ -14,6 +14,8 @@ void result_init(struct test_result *r, const struct client_config *cfg)
 	r->cfg = *cfg;
 	r->ip_overhead = NAN;
 	r->rtt0_ms = NAN;
+	r->hops.queue_phase = -1;
+	r->hops.queue_increase_ms = NAN;
 }
 
 void result_free(struct test_result *r)
@@ -26,6 +28,7 @@ void result_free(struct test_result *r)
 	for (int i = 0; i < r->nseries; i++)
 		series_free(&r->series[i]);
 	r->nseries = 0;
+	hop_trace_free(&r->hop_trace);
 	r->probes = NULL;
 	r->down = r->up = NULL;
 }

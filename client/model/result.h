@@ -13,11 +13,14 @@
 #include "common/stats.h"
 #include "probes/pcapanalyze.h"
 #include "probes/series.h"
+#include "client/model/hopresult.h"
 #include "probes/udp.h"
 
 #define RESULT_MAX_SERIES 12
 
 struct fleet;
+
+#define LAB_QDISC_PARAMS 6
 
 /* What the bottleneck really is, from the configuration (the ground truth). */
 struct lab_truth {
@@ -26,6 +29,16 @@ struct lab_truth {
 	uint64_t down_limit_bytes, up_limit_bytes; /* tbf limit actually configured */
 	uint64_t down_burst_bytes, up_burst_bytes; /* tbf burst actually configured */
 	double down_loss_pct, up_loss_pct;         /* random loss configured (0.01 % steps) */
+	char qdisc[16];        /* "tbf" (kernel) or the userspace one: fifo, codel, fqcodel, pie */
+	char hop[64];          /* where the bottleneck sits */
+	int ecn_mark;          /* the AQM CE-marks ECT packets instead of dropping them */
+	double delay_ms;       /* fixed one-way delay added per direction (0 = none) */
+	/* The queue discipline's parameters, as it runs them (both directions alike). */
+	struct lab_qdisc_param {
+		const char *name;  /* a JSON key: "target_ms", "flows", ... (static storage) */
+		double value;
+	} params[LAB_QDISC_PARAMS];
+	int nparams;
 };
 
 /* One TCP_INFO reading of one load flow (client side: for download flows the client only
@@ -266,6 +279,10 @@ struct test_result {
 	char error[256];               /* one sentence: why the run stopped ("" when complete) */
 	int aborted_phase;             /* enum phase_kind running at the failure, -1: a gap */
 	int64_t aborted_ns;            /* when (client clock) */
+
+	/* --per-hop: the TTL-limited samples and what the analysis made of them. */
+	struct hop_trace hop_trace;
+	struct hop_result hops;
 };
 
 void result_init(struct test_result *r, const struct client_config *cfg);

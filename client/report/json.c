@@ -11,6 +11,7 @@
 
 #include "client/model/fleet.h"
 #include "client/report/httpnote.h"
+#include "client/report/json_hops.h"
 #include "client/report/json_parts.h"
 #include "common/fileio.h"
 #include "common/jsonb.h"
@@ -468,6 +469,16 @@ static double error_pct(const struct buffer_estimate *e, double truth_ms)
 	return (e->ms - truth_ms) / truth_ms * 100.0;
 }
 
+/* The queue discipline's own parameters ({} for tbf and fifo: rate and limit say it all). */
+static json_object *json_lab_params(struct jb *b, const struct lab_truth *t)
+{
+	json_object *o = jb_obj(b);
+
+	for (int i = 0; i < t->nparams && i < LAB_QDISC_PARAMS; i++)
+		jb_add(b, o, t->params[i].name, jb_num(b, t->params[i].value, DEC_MS));
+	return o;
+}
+
 static json_object *json_lab(struct jb *b, const struct test_result *r)
 {
 	const struct lab_truth *t = &r->truth;
@@ -483,6 +494,11 @@ static json_object *json_lab(struct jb *b, const struct test_result *r)
 	jb_add(b, truth, "up_burst_bytes", jb_int(b, (int64_t)t->up_burst_bytes));
 	jb_add(b, truth, "down_loss_pct", jb_num(b, t->down_loss_pct, DEC_PCT));
 	jb_add(b, truth, "up_loss_pct", jb_num(b, t->up_loss_pct, DEC_PCT));
+	jb_add(b, truth, "qdisc", jb_str(b, t->qdisc));
+	jb_add(b, truth, "hop", jb_str(b, t->hop));
+	jb_add(b, truth, "ecn_mark", jb_bool(b, t->ecn_mark));
+	jb_add(b, truth, "delay_ms", jb_num(b, t->delay_ms, DEC_MS));
+	jb_add(b, truth, "qdisc_params", json_lab_params(b, t));
 	jb_add(b, o, "truth", truth);
 	jb_add(b, o, "error_pct",
 	      jb_pair(b, "buffer_down_ms",
@@ -594,6 +610,8 @@ json_object *report_json(const struct test_result *r)
 	jb_add(&b, o, "phases", json_phases(&b, r));
 	jb_add(&b, o, "probe_kinds", report_json_probe_kinds(&b, r));
 	jb_add(&b, o, "icmp_checks", report_json_icmp_checks(&b, r));
+	jb_add(&b, o, "hops", report_json_hops(&b, r));
+	jb_add(&b, o, "queue_location", report_json_queue_location(&b, r));
 	jb_add(&b, o, "capture", report_json_capture(&b, r));
 	jb_add(&b, o, "buffer", json_buffers(&b, r));
 	jb_add(&b, o, "grade", json_grades(&b, r));

@@ -295,6 +295,58 @@ static void prom_kinds(struct prom *p, const struct test_result *r)
 	}
 }
 
+/* --per-hop: each hop's median RTT and reply loss by phase, and the hop where the queue
+ * builds; a hop's address is a label (null replies: "*", as in the text and traceroute). */
+static void prom_hops(struct prom *p, const struct test_result *r)
+{
+	char l[160], addr[2 * HOP_ADDR_LEN];
+
+	if (!r->hops.ran)
+		return;
+	prom_family(p, "bloatmeter_hop_rtt_median_seconds",
+		    "Median round-trip time to each hop (--per-hop), by phase.");
+	for (int h = 0; h < r->hops.n; h++) {
+		const struct hop_row *row = &r->hops.row[h];
+
+		prom_escape(row->addr[0] ? row->addr : "*", addr, sizeof(addr));
+		snprintf(l, sizeof(l), ",hop=\"%d\",address=\"%s\",phase=\"idle\"", h + 1, addr);
+		if (!isnan(row->idle_ms))
+			prom_sample(p, l, row->idle_ms / 1e3, DEC_S);
+		for (int i = 0; i < r->nphases; i++) {
+			enum phase_kind k = r->phases[i].kind;
+
+			snprintf(l, sizeof(l), ",hop=\"%d\",address=\"%s\",phase=\"%s\"", h + 1,
+				 addr, phase_name(k));
+			if (k != PHASE_IDLE && !isnan(row->loaded_ms[k]))
+				prom_sample(p, l, row->loaded_ms[k] / 1e3, DEC_S);
+		}
+	}
+	prom_family(p, "bloatmeter_hop_loss_ratio",
+		    "Share of a hop's TTL-limited probes without an answer (--per-hop), by phase.");
+	for (int h = 0; h < r->hops.n; h++) {
+		const struct hop_row *row = &r->hops.row[h];
+
+		prom_escape(row->addr[0] ? row->addr : "*", addr, sizeof(addr));
+		for (int i = 0; i < r->nphases; i++) {
+			enum phase_kind k = r->phases[i].kind;
+			double v = k == PHASE_IDLE ? row->idle_loss_pct : row->loss_pct[k];
+
+			snprintf(l, sizeof(l), ",hop=\"%d\",address=\"%s\",phase=\"%s\"", h + 1,
+				 addr, phase_name(k));
+			if (!isnan(v))
+				prom_sample(p, l, v / 100, DEC_RATIO);
+		}
+	}
+	prom_family(p, "bloatmeter_queue_hop",
+		    "The hop where the latency rise first appears and persists (--per-hop): the "
+		    "queue is on the link before it; absent when no hop rose.");
+	if (r->hops.queue_hop > 0 && r->hops.queue_phase >= 0) {
+		snprintf(l, sizeof(l), ",phase=\"%s\"",
+			 phase_name((enum phase_kind)r->hops.queue_phase));
+		prom_sample(p, l, r->hops.queue_hop, DEC_INT);
+	}
+}
+
 int prom_write(const struct test_result *r, const char *path)
 {
 	struct prom p = { 0 };
@@ -318,6 +370,7 @@ int prom_write(const struct test_result *r, const char *path)
 	prom_buffers(&p, r);
 	prom_grades(&p, r);
 	prom_kinds(&p, r);
+	prom_hops(&p, r);
 	prom_family(&p, "bloatmeter_run_warnings",
 		    "Warnings the run reported (their text is in the JSON report).");
 	prom_sample(&p, "", r->nwarnings, DEC_INT);

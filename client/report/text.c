@@ -8,6 +8,7 @@
 #include "client/model/fleet.h"
 #include "client/report/format.h"
 #include "client/report/httpnote.h"
+#include "client/report/text_hops.h"
 #include "client/report/text_probes.h"
 #include "client/report/verdict.h"
 #include "client/report/wording.h"
@@ -531,6 +532,7 @@ void report_text(const struct test_result *r, FILE *out)
 	fputc('\n', out);
 	text_compact_phases(r, out);
 	text_fleet(r, out); /* which of several servers was measured, and why */
+	report_text_hops(r, out); /* --per-hop: where the queue builds */
 	if (r->lab) {
 		fputc('\n', out);
 		text_lab_compact(r, out);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "client/report/format.h"
+#include "common/clock.h"
 
 static void verdict_add(struct verdict *v, const char *label, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -124,13 +125,35 @@ static void verdict_stopped(const struct test_result *r, struct verdict *v)
 		    r->error, where, (double)(r->aborted_ns - r->t0_ns) / 1e9);
 }
 
+/* Where the outage began as the client saw it: the last UDP probe reply, how long before the
+ * stop that was (a long silence is the outage; a short one, an interruption), and what the
+ * running phase loaded. */
+static void verdict_last_reply(const struct test_result *r, struct verdict *v)
+{
+	int64_t last = result_last_reply_ns(r);
+	const char *dir = result_aborted_direction(r);
+	char load[16] = "no load";
+
+	if (strcmp(dir, "none") != 0)
+		snprintf(load, sizeof(load), "load %s", dir);
+	if (last < 0) {
+		verdict_add(v, "Last reply", "none: no probe reply arrived; %s", load);
+		return;
+	}
+	verdict_add(v, "Last reply", "%.1f s in, %.1f s before the stop%s; %s",
+		    (double)(last - r->t0_ns) / 1e9, (double)(r->aborted_ns - last) / 1e9,
+		    r->aborted_ns - last >= NS_PER_SEC ? " (replies stopped there)" : "", load);
+}
+
 void verdict_build(const struct test_result *r, struct verdict *v)
 {
 	memset(v, 0, sizeof(*v));
 	v->grade = r->grade_overall;
 	v->bloated = v->grade != NULL && strcmp(v->grade, "A+") != 0 && strcmp(v->grade, "A") != 0;
-	if (r->partial)
+	if (r->partial) {
 		verdict_stopped(r, v);
+		verdict_last_reply(r, v);
+	}
 	verdict_headline(r, v);
 	verdict_direction(r, v, PHASE_DOWNLOAD);
 	verdict_direction(r, v, PHASE_UPLOAD);

@@ -7,7 +7,7 @@
 
 #include "client/model/result.h"
 
-#define VERDICT_LINES 7
+#define VERDICT_LINES 8
 #define VERDICT_LABEL 12  /* label column, padded */
 #define VERDICT_VALUE 160 /* room for a value; the text writer wraps it at 80 columns */
 
@@ -16,7 +16,7 @@ struct verdict {
 	int bloated;              /* the grade is below A: the advice is to shape */
 	int n;
 	struct {
-		const char *label;    /* static: "Stopped", "Bufferbloat", "Download", ... */
+		const char *label;    /* static: "Stopped", "Last reply", "Bufferbloat", "Download", ... */
 		char value[VERDICT_VALUE];
 	} line[VERDICT_LINES];
 };

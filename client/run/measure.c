@@ -16,6 +16,7 @@
 
 #include "client/analysis/analysis.h"
 #include "client/run/ctrl.h"
+#include "client/run/liveness.h"
 #include "client/run/load.h"
 #include "client/run/probeset.h"
 #include "common/auth.h"
@@ -84,6 +85,9 @@ struct test {
 	struct tcp_totals srv_totals;     /* latest server download-flow totals */
 	int64_t srv_cpu_ns, srv_t_ns;     /* latest server loop CPU time (-1 unknown) and clock */
 	struct phase_result *open_phase;  /* ended, waiting for the server's totals */
+	struct liveness live;             /* signs of life from the server */
+	uint64_t ctrl_frames;             /* control frames received */
+	int outage;                       /* the run failed because nothing came any more */
 	int finishing;
 	int failed;
 	char err[256];
@@ -405,6 +409,14 @@ static void test_tick_callback(evutil_socket_t fd, short what, void *arg)
 		return;
 	test_sample_down(t, now);
 	test_progress(t, now);
+	liveness_update(&t->live, now, t->ctrl_frames, udp_probe_replies(t->probe),
+			t->res->ndown ? t->res->down[t->res->ndown - 1].bytes : 0);
+	if (liveness_outage(&t->live, now)) {
+		t->outage = 1;
+		test_fail(t, "nothing came from the server for %.0f s: the path or the server went dark",
+			  (double)LIVENESS_OUTAGE_NS / NS_PER_SEC);
+		return;
+	}
 	if (t->load) {
 		load_tune(t->load);
 		if (t->cfg->flows_auto)
@@ -482,6 +494,7 @@ static void test_ctrl_read_callback(struct bufferevent *bev, void *arg)
 			return;
 		}
 		json_object_put(msg);
+		t->ctrl_frames++;
 		test_on_stats(t, &st);
 	}
 	if (rc < 0)
@@ -858,6 +871,14 @@ static void test_abort(struct test *t)
 		running = -1; /* the schedule had ended: only the bye was missing */
 	else if (running >= 0)
 		test_end_step(t, now);
+	/* After an outage the running phase covers the time the path answered, not the silence
+	 * that told us it was gone. */
+	if (t->outage && running >= 0 && t->res->nphases > 0) {
+		struct phase_result *ph = &t->res->phases[t->res->nphases - 1];
+
+		if (t->live.last_ns > ph->start_ns && t->live.last_ns < ph->end_ns)
+			ph->end_ns = t->live.last_ns;
+	}
 	result_abort(t->res, running, now, t->err);
 }
 
@@ -901,6 +922,7 @@ int measure_run(const struct client_config *cfg, struct test_result *res, char *
 		snprintf(err, errlen, "cannot arm the phase timer");
 		goto out;
 	}
+	liveness_init(&t.live, res->t0_ns);
 	test_begin_step(&t, res->t0_ns);
 	if (!t.failed && event_base_dispatch(t.base) < 0)
 		test_fail(&t, "event loop failure");

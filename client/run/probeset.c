@@ -14,10 +14,15 @@
 #include "common/route.h"
 #include "common/sock.h"
 #include "probes/dns.h"
+#include "probes/hopprobe.h"
 #include "probes/icmp.h"
 #include "probes/pcap.h"
 #include "probes/runner.h"
 #include "probes/tcpconn.h"
+
+/* --per-hop: one TTL-limited probe every 50 ms over all hops (20 packets/s, ~10 kbit/s), so
+ * the probes never load the link they measure. */
+#define PROBESET_HOP_INTERVAL_NS (50 * NS_PER_MS)
 
 /* Answers slower than this count as lost. Generous: a bloated buffer can hold seconds. */
 #define PROBESET_TIMEOUT_NS (4 * NS_PER_SEC)
@@ -272,6 +277,31 @@ static void finish_pcap(struct probeset *p, struct test_result *r)
 			    (unsigned long long)r->capture.drops);
 }
 
+/* TTL-limited probes to the server (--per-hop); a reason they cannot run becomes a note. */
+static void start_hops(struct probeset *p, const struct client_config *cfg,
+		       const struct sockaddr_storage *sa, socklen_t salen, struct test_result *r)
+{
+	struct hop_probe_config hc = { .target = *sa, .target_len = salen,
+				       .mode = (enum hop_mode)cfg->per_hop,
+				       .interval_ns = PROBESET_HOP_INTERVAL_NS,
+				       .timeout_ns = PROBESET_TIMEOUT_NS };
+	struct hop_probe *probe;
+	char err[SERIES_NOTE_LEN];
+
+	probe = hop_probe_start(runner_base(p->runner), &hc, &r->hop_trace, err, sizeof(err));
+	if (probe == NULL) {
+		result_warn(r, "no per-hop latency: %s", err);
+		return;
+	}
+	if (r->hop_trace.note[0]) /* ran another way than asked (ICMP fell back to UDP) */
+		result_warn(r, "%s", r->hop_trace.note);
+	if (runner_add(p->runner, probe, &hop_probe_ops) < 0) {
+		hop_probe_ops.destroy(probe);
+		r->hop_trace.available = 0;
+		result_warn(r, "no per-hop latency: too many probes for one runner");
+	}
+}
+
 struct probeset *probeset_start(const struct client_config *cfg, const struct sockaddr_storage *sa,
 				socklen_t salen, const struct ctrl_welcome *w, struct test_result *r,
 				char *err, size_t errlen)
@@ -295,6 +325,8 @@ struct probeset *probeset_start(const struct client_config *cfg, const struct so
 		start_tcp(p, cfg, sa, salen, w, r);
 	if (cfg->probes & PROBE_BIT(PROBE_PCAP))
 		start_pcap(p, cfg, sa, w, r);
+	if (cfg->per_hop != HOP_MODE_OFF)
+		start_hops(p, cfg, sa, salen, r);
 	if (runner_start(p->runner, err, errlen) < 0) {
 		runner_free(p->runner);
 		pcap_capture_free(p->cap);

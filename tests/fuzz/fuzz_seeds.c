@@ -1,5 +1,5 @@
 /* fuzz_seeds: writes the binary seed inputs (framed control messages, probe requests, a data
- * hello) into the fuzzers' corpus directories, built with the production encoders. */
+ * hello, fuzz_control's records) into the fuzzers' corpus directories, built with the production encoders. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -99,13 +99,67 @@ static void seeds_probe(const char *dir)
 	seed_write(dir, "data_hello", buf, WIRE_DATA_HELLO_LEN);
 }
 
+/* fuzz_control's records (see there): op, then a 2-byte length and a frame's JSON body. */
+static void control_frame(uint8_t *out, size_t cap, size_t *len, int conn, const char *json)
+{
+	size_t n = strlen(json);
+
+	if (*len + 3 + n > cap) {
+		fprintf(stderr, "fuzz_seeds: control seed too long\n");
+		exit(1);
+	}
+	out[(*len)++] = (uint8_t)(4 | conn);
+	out[(*len)++] = (uint8_t)(n >> 8);
+	out[(*len)++] = (uint8_t)n;
+	memcpy(out + *len, json, n);
+	*len += n;
+}
+
+static void seeds_control(const char *dir)
+{
+	static const char hello[] = "{\"v\":1,\"type\":\"hello\",\"client_version\":\"0.1.0\","
+				    "\"cc\":\"cubic\",\"duration_s\":10}";
+	static const char summary[] = "{\"v\":1,\"type\":\"summary\",\"idle_latency_ms\":3.5,"
+				      "\"download_increase_ms\":25,\"grade\":\"B\"}";
+	static const char bye[] = "{\"v\":1,\"type\":\"bye\"}";
+	static const char auth[] = "{\"v\":1,\"type\":\"auth\",\"id\":\"fuzz\",\"cnonce\":"
+				   "\"00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff\","
+				   "\"mac\":\"00\"}";
+	uint8_t out[1024];
+	size_t len;
+
+	/* One connection: hello, summary, bye. */
+	len = 0;
+	out[len++] = 0;
+	control_frame(out, sizeof(out), &len, 0, hello);
+	control_frame(out, sizeof(out), &len, 0, summary);
+	control_frame(out, sizeof(out), &len, 0, bye);
+	seed_write(dir, "hello_summary_bye", out, len);
+	/* Three connections of one client, one session allowed: busy, then a close. */
+	len = 0;
+	out[len++] = 2 | (2 << 2);
+	control_frame(out, sizeof(out), &len, 0, hello);
+	control_frame(out, sizeof(out), &len, 1, hello);
+	control_frame(out, sizeof(out), &len, 2, summary);
+	out[len++] = (uint8_t)(8 | 0);
+	control_frame(out, sizeof(out), &len, 1, hello);
+	seed_write(dir, "three_conns_busy", out, len);
+	/* psk-file set: hello, challenge, a wrong auth. */
+	len = 0;
+	out[len++] = 1;
+	control_frame(out, sizeof(out), &len, 0, hello);
+	control_frame(out, sizeof(out), &len, 0, auth);
+	seed_write(dir, "psk_hello_auth", out, len);
+}
+
 int main(int argc, char **argv)
 {
-	if (argc != 3) {
-		fprintf(stderr, "usage: fuzz_seeds CTRL_DIR PROBE_DIR\n");
+	if (argc != 4) {
+		fprintf(stderr, "usage: fuzz_seeds CTRL_DIR PROBE_DIR CONTROL_DIR\n");
 		return 2;
 	}
 	seeds_ctrl(argv[1]);
 	seeds_probe(argv[2]);
+	seeds_control(argv[3]);
 	return 0;
 }

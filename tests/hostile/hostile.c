@@ -808,46 +808,67 @@ static void bye_hold_probe(int ufd, const uint8_t *token, uint32_t seq)
 	(void)send(ufd, buf, sizeof(buf), MSG_DONTWAIT);
 }
 
+/* With --max-sessions 1: whether a new client gets a welcome within limit_ns (probing the held
+ * session's token meanwhile, so it stays in use); how long that took, or -1. err gets the last
+ * refusal. */
+static int64_t place_freed(int ufd, const uint8_t *token, uint32_t *seq, int64_t limit_ns,
+			   char *err, size_t errlen)
+{
+	int64_t t0 = clock_mono_ns();
+
+	while (clock_mono_ns() - t0 < limit_ns) {
+		int nfd = tcp_open();
+		struct ctrl_welcome w2;
+		int ok = ctrl_handshake(nfd, "cubic", 5, 2000, &w2, err, errlen) == 0;
+
+		close(nfd);
+		if (ok)
+			return clock_mono_ns() - t0;
+		bye_hold_probe(ufd, token, (*seq)++);
+		usleep(500 * 1000);
+	}
+	return -1;
+}
+
+/* A session (duration_s long) whose client never reads its control connection: a socket with
+ * the smallest receive window, so the server's stats soon fill it and its send buffer. */
+static int unread_session(int *fd, int *ufd, int duration_s, struct ctrl_welcome *w)
+{
+	int rcvbuf = 1;
+	char err[256];
+
+	*fd = socket(srv.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	*ufd = socket(srv.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (*fd < 0 || *ufd < 0 || setsockopt(*fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf)) < 0 ||
+	    connect(*fd, (struct sockaddr *)&srv, srvlen) < 0 ||
+	    connect(*ufd, (struct sockaddr *)&srv, srvlen) < 0) {
+		perror("hostile: unread session sockets");
+		exit(2);
+	}
+	if (ctrl_handshake(*fd, "cubic", duration_s, 3000, w, err, sizeof(err)) < 0) {
+		printf("FAIL the unread session's handshake: %s\n", err);
+		return -1;
+	}
+	return 0;
+}
+
 /* A session whose client never reads, says bye and keeps probing: its place must come free. */
 static int bye_hold(void)
 {
-	int rcvbuf = 1, fd = socket(srv.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	int ufd = socket(srv.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	int fd, ufd;
 	struct ctrl_welcome w;
-	char err[256];
+	char err[256] = "";
 	uint32_t seq = 0;
-	int64_t bye_ns, freed_ns = -1;
+	int64_t freed_ns;
 
-	/* The smallest receive window: the server's stats soon fill it and its send buffer. */
-	if (fd < 0 || ufd < 0 || setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf)) < 0 ||
-	    connect(fd, (struct sockaddr *)&srv, srvlen) < 0 ||
-	    connect(ufd, (struct sockaddr *)&srv, srvlen) < 0) {
-		perror("hostile: bye-hold sockets");
-		return 2;
-	}
-	if (ctrl_handshake(fd, "cubic", 30, 3000, &w, err, sizeof(err)) < 0) {
-		printf("FAIL the closing session's handshake: %s\n", err);
+	if (unread_session(&fd, &ufd, 30, &w) < 0)
 		return 1;
-	}
 	for (int i = 0; i < 8; i++) { /* 4 s of stats nobody reads */
 		bye_hold_probe(ufd, w.token, seq++);
 		usleep(500 * 1000);
 	}
 	send_frame(fd, "{\"v\":1,\"type\":\"bye\"}");
-	bye_ns = clock_mono_ns();
-	while (clock_mono_ns() - bye_ns < 2 * BYE_HOLD_LIMIT_NS) {
-		int nfd = tcp_open();
-		struct ctrl_welcome w2;
-		int ok = ctrl_handshake(nfd, "cubic", 5, 2000, &w2, err, sizeof(err)) == 0;
-
-		close(nfd);
-		if (ok) {
-			freed_ns = clock_mono_ns() - bye_ns;
-			break;
-		}
-		bye_hold_probe(ufd, w.token, seq++);
-		usleep(500 * 1000);
-	}
+	freed_ns = place_freed(ufd, w.token, &seq, 2 * BYE_HOLD_LIMIT_NS, err, sizeof(err));
 	if (freed_ns < 0)
 		printf("closing session: still holding the only place %.0f s after its bye (%s)\n",
 		       (double)(2 * BYE_HOLD_LIMIT_NS) / 1e9, err);
@@ -859,6 +880,39 @@ static int bye_hold(void)
 	close(ufd);
 	close(fd);
 	usleep(300 * 1000); /* let the server notice the closes */
+	return failures ? 1 : 0;
+}
+
+/* With 4 KiB kernel send buffers, SESSIONLIFE_BACKLOG_MAX (16 KiB) of stats at ~2.4 kB/s queue
+ * within about 10 s; with slack. */
+#define READ_HOLD_LIMIT_NS (25 * NS_PER_SEC)
+
+/* An active session (280 s asked: the default max-duration is 300 s) whose client probes but
+ * never reads its control connection: the server must end it once its unread stats pass the
+ * backlog cap, long before the deadline. */
+static int read_hold(void)
+{
+	int fd, ufd;
+	struct ctrl_welcome w;
+	char err[256] = "";
+	uint32_t seq = 0;
+	int64_t freed_ns;
+
+	if (unread_session(&fd, &ufd, 280, &w) < 0)
+		return 1;
+	freed_ns = place_freed(ufd, w.token, &seq, READ_HOLD_LIMIT_NS + 5 * NS_PER_SEC, err,
+			       sizeof(err));
+	if (freed_ns < 0)
+		printf("unread session: still holding the only place after %.0f s (%s)\n",
+		       (double)(READ_HOLD_LIMIT_NS + 5 * NS_PER_SEC) / 1e9, err);
+	else
+		printf("unread session: its place was free %.1f s after its welcome\n",
+		       (double)freed_ns / 1e9);
+	expect(freed_ns >= 0 && freed_ns <= READ_HOLD_LIMIT_NS,
+	       "an active session whose client never reads is ended at the backlog cap");
+	close(ufd);
+	close(fd);
+	usleep(300 * 1000);
 	return failures ? 1 : 0;
 }
 
@@ -956,6 +1010,10 @@ int main(int argc, char **argv)
 		load_target(argv[2], argv[3]);
 		return bye_hold();
 	}
+	if (argc == 4 && strcmp(argv[1], "--read-hold") == 0) {
+		load_target(argv[2], argv[3]);
+		return read_hold();
+	}
 	if (argc == 5 && strcmp(argv[1], "--cc") == 0) {
 		load_target(argv[2], argv[3]);
 		return cc_ask(argv[4]);
@@ -976,6 +1034,7 @@ int main(int argc, char **argv)
 			"       hostile --psk-hold HOST PORT SRC CONNS MAXHELD\n"
 			"       hostile --session-hog HOST PORT SRC CONNS VICTIM\n"
 			"       hostile --bye-hold HOST PORT\n"
+			"       hostile --read-hold HOST PORT\n"
 			"       hostile --cc HOST PORT NAME\n"
 			"       hostile --linger-flood HOST PORT SRC CONNS\n");
 		return 2;

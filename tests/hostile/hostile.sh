@@ -14,7 +14,8 @@
 # 3. with a psk-file: challenges held unanswered by one source are capped and closed within the
 #    handshake timeout.
 # 4. a session whose client never reads its control connection, says bye and keeps probing
-#    is freed within a bounded time of the bye.
+#    is freed within a bounded time of the bye; one that never reads during its test is ended
+#    at the backlog cap (16 KiB unsent), long before its deadline.
 # 5. a congestion control the kernel does not have is refused without being tried (strace).
 # 6. an HTTP request whose headers trickle in is closed at the connection's fixed deadline.
 # Usage: hostile.sh BINDIR
@@ -219,13 +220,20 @@ dpid=$!
 sleep 0.5
 rc=0
 ip netns exec "$ns" "$bindir/hostile" --bye-hold 127.0.0.1 $port || rc=$?
+[ $rc -eq 0 ] || { ip netns exec "$ns" sysctl -qw net.ipv4.tcp_wmem="$wmem"; echo "FAIL: a closing session held its place"; exit 1; }
+# The same during the test: a client that asks for 280 s and keeps probing but never reads
+# its stats is ended once 16 KiB of them wait unsent (SESSIONLIFE_BACKLOG_MAX), with a log
+# line, not at its deadline.
+ip netns exec "$ns" "$bindir/hostile" --read-hold 127.0.0.1 $port || rc=$?
 ip netns exec "$ns" sysctl -qw net.ipv4.tcp_wmem="$wmem"
-[ $rc -eq 0 ] || { echo "FAIL: a closing session held its place"; exit 1; }
+[ $rc -eq 0 ] || { echo "FAIL: a session whose client never reads held its place"; exit 1; }
+grep -Eq "session [0-9]+: its client left [0-9]+ bytes of stats unread, ended" "$log" ||
+	{ echo "FAIL: no log line for the unread session"; exit 1; }
 kill -0 $dpid
 kill $dpid
 wait $dpid || true
 dpid=
-echo "PASS hostile closing: a session that never takes its final stats is freed after its bye"
+echo "PASS hostile closing: a session that never takes its stats is freed after its bye, or at the backlog cap"
 
 echo "== a congestion control the kernel does not have =="
 # With privileges, setting TCP_CONGESTION to a name the kernel does not have makes it try to

@@ -13,7 +13,7 @@ set -uo pipefail
 build=$1 version=$2 cpack=${3:-cpack}
 . "$(dirname "$0")/../lib/require.sh"
 need_cmd dpkg-deb dpkg man man-db jq jq openssl openssl curl curl promtool prometheus \
-	setpriv util-linux
+	setpriv util-linux logrotate logrotate
 . "$(dirname "$0")/../lib/harness.sh"
 chmod 755 "$work" # the extracted tree is read by a daemon that is not root
 
@@ -39,7 +39,7 @@ for p in /usr/bin/bloatmeter /usr/sbin/bloatmeterd /etc/bloatmeter/bloatmeterd.c
 	/lib/systemd/system/bloatmeter-measure.timer /usr/lib/sysctl.d/60-bloatmeter.conf \
 	/usr/share/man/man1/bloatmeter.1 /usr/share/man/man5/bloatmeterd.conf.5 \
 	/usr/share/man/man8/bloatmeterd.8 /usr/share/doc/bloatmeter/README.md \
-	/usr/share/doc/bloatmeter/bloatmeterd.conf.md; do
+	/usr/share/doc/bloatmeter/bloatmeterd.conf.md /etc/logrotate.d/bloatmeterd; do
 	check "contains $p" grep -qx -- "$p" "$work/files"
 done
 check "nothing left in /usr/etc or /usr/lib/systemd" eval '! grep -Eq "^/usr/(etc|lib/systemd)" "$work/files"'
@@ -61,7 +61,7 @@ for d in adduser libc6 libevent-core libjson-c libssl libpcap; do
 done
 dpkg-deb -e "$deb" "$work/control"
 check "conffiles: the daemon's configuration and the measurement's defaults" \
-	test "$(cat "$work/control/conffiles")" = "$(printf '%s\n' /etc/bloatmeter/bloatmeterd.conf /etc/default/bloatmeter-measure)"
+	test "$(cat "$work/control/conffiles")" = "$(printf '%s\n' /etc/bloatmeter/bloatmeterd.conf /etc/default/bloatmeter-measure /etc/logrotate.d/bloatmeterd)"
 for s in postinst prerm postrm; do
 	check "$s is executable sh" eval '[ -x "$work/control/$s" ] && sh -n "$work/control/$s"'
 done
@@ -155,6 +155,38 @@ if [ "$(id -u)" = 0 ]; then
 		check "SIGTERM: exit 0" stop
 	else
 		check "the daemon starts as root with --user nobody" false
+	fi
+
+	# The results-log as the package rotates it: the daemon (root, dropping to nobody) owns
+	# the file it created; the packaged /etc/logrotate.d/bloatmeterd, pointed at a file here
+	# and with a stand-in systemctl whose reload sends SIGHUP, rotates it and the next test's
+	# line lands in the new file.
+	lr=$work/lr
+	mkdir -p "$lr/bin"
+	sed "s|/var/log/bloatmeter/results.jsonl|$lr/results.jsonl|" \
+		"$root/etc/logrotate.d/bloatmeterd" > "$lr/logrotate.conf"
+	if start --user nobody --results-log "$lr/results.jsonl"; then
+		printf '#!/bin/sh\ncase "$*" in *is-active*) exit 0 ;; *reload*) kill -HUP %s ;; esac\n' \
+			"$dpid" > "$lr/bin/systemctl"
+		chmod +x "$lr/bin/systemctl"
+		check "results-log: a client from the package completes a run" eval \
+			'"$b" -p "$port" --phases idle,download --idle 1 -t 2 --gap 0 -P 1 127.0.0.1 > /dev/null 2>&1'
+		sleep 0.5
+		check "results-log: one line, the file owned by nobody" eval \
+			'[ "$(wc -l < "$lr/results.jsonl")" = 1 ] && [ "$(stat -c %U "$lr/results.jsonl")" = nobody ]'
+		check "the packaged logrotate file rotates it" eval \
+			'PATH="$lr/bin:$PATH" logrotate -f -s "$lr/state" "$lr/logrotate.conf" 2> "$lr/err" ||
+			 { cat "$lr/err"; false; }'
+		check "the daemon reopened the path" wait_log "results-log $lr/results.jsonl opened"
+		check "results-log: a second run" eval \
+			'"$b" -p "$port" --phases idle,download --idle 1 -t 2 --gap 0 -P 1 127.0.0.1 > /dev/null 2>&1'
+		sleep 0.5
+		check "its line is in the new file, the old one in results.jsonl.1" eval \
+			'[ "$(wc -l < "$lr/results.jsonl")" = 1 ] && [ "$(wc -l < "$lr/results.jsonl.1")" = 1 ] &&
+			 jq -e ".source == \"cli\"" "$lr/results.jsonl" > /dev/null'
+		check "SIGTERM: exit 0" stop
+	else
+		check "the daemon starts as root with --results-log" false
 	fi
 
 	# The service as an ISP runs it, all from the package's tree: started as root, dropped to

@@ -24,8 +24,8 @@ int main(int argc, char **argv)
 		char s[2] = { o->short_flag ? o->short_flag : '-', '\0' };
 
 		/* An optional value as it is written: "[=FILE]". */
-		if (printf("%s %s %s%s%s\n", o->name, s, o->arg && o->arg_optional ? "[=" : "",
-			   o->arg ? o->arg : "-", o->arg && o->arg_optional ? "]" : "") < 0)
+		if (printf("%s %s %s%s%s\n", o->name, s, o->arg && options_arg_optional(o) ? "[=" : "",
+			   o->arg ? o->arg : "-", o->arg && options_arg_optional(o) ? "]" : "") < 0)
 			return 1;
 	}
 	return fflush(stdout) == 0 ? 0 : 1;

@@ -18,6 +18,7 @@
 #include "client/model/result.h"
 #include "client/report/format.h"
 #include "client/report/text.h"
+#include "common/clock.h"
 
 static void phase(struct test_result *r, enum phase_kind k, double down, double up,
 		  double p50, double inc)
@@ -175,12 +176,46 @@ static void test_advice_and_ungraded(void **state)
 	result_free(&r);
 }
 
+/* A partial run opens with where it stopped and, next to it, when the replies stopped (the
+ * outage as the client saw it) and which direction was loaded. */
+static void test_partial_says_when_replies_stopped(void **state)
+{
+	struct client_config cfg;
+	struct test_result r;
+	char *txt;
+
+	(void)state;
+	sample_result(&r, &cfg, 0);
+	r.t0_ns = 1000 * NS_PER_SEC;
+	r.probes = calloc(2, sizeof(*r.probes));
+	assert_non_null(r.probes);
+	r.nprobes = 2;
+	r.probes[0] = (struct probe_rec){ .received = 1, .send_ns = r.t0_ns + 11 * NS_PER_SEC,
+					  .rtt_ns = NS_PER_SEC / 10 };
+	r.probes[1] = (struct probe_rec){ .received = 1, .send_ns = r.t0_ns + 12 * NS_PER_SEC,
+					  .rtt_ns = NS_PER_SEC / 10 };
+	result_abort(&r, PHASE_UPLOAD, r.t0_ns + 22 * NS_PER_SEC + NS_PER_SEC / 10,
+		     "load flows could not connect within 5000 ms");
+	txt = render(&r);
+	assert_true(strncmp(txt, "Stopped      load flows could not connect", 41) == 0);
+	assert_non_null(strstr(txt, "\nLast reply   12.1 s in, 10.0 s before the stop (replies stopped there); load up\n"
+				    "Bufferbloat  grade C"));
+	free(txt);
+	/* No reply at all: said so. */
+	r.probes[0].received = r.probes[1].received = 0;
+	txt = render(&r);
+	assert_non_null(strstr(txt, "\nLast reply   none: no probe reply arrived; load up\n"));
+	free(txt);
+	result_free(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_verdict_first_within_80_columns),
 		cmocka_unit_test(test_verbose_adds_details),
 		cmocka_unit_test(test_advice_and_ungraded),
+		cmocka_unit_test(test_partial_says_when_replies_stopped),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -53,8 +53,9 @@ static void test_invalid(void **state)
 		"{\"version\":1,\"grade\":\"A\",\"down\":{\"mbps\":1,\"rtt\":2}}",
 		"{\"version\":1,\"grade\":\"A\",\"down\":[1]}",
 		"{\"version\":1,\"grade\":\"A\",\"engine\":\"x\\u0001\"}",
-		"{\"version\":1,\"grade\":\"A\",\"engine\":"
-		"\"12345678901234567890123456789012345678901234567890123456789012345\"}",
+		/* One literal split over two lines (parenthesised: clang warns otherwise). */
+		("{\"version\":1,\"grade\":\"A\",\"engine\":"
+		 "\"12345678901234567890123456789012345678901234567890123456789012345\"}"),
 		"{\"version\":1,\"grade\":\"A\"} {}",
 		"{\"version\":1,\"grade\":\"A\",\"down\":{\"mbps\":{\"a\":{\"b\":{\"c\":1}}}}}",
 	};

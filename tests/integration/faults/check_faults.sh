@@ -4,7 +4,8 @@
 #  - the daemon is killed (SIGKILL) during the download phase: exit 3, and --json, --log and
 #    --prometheus hold the partial result (status "partial", the error, aborted.phase
 #    "download", the idle phase's probes, the download phase up to the kill);
-#  - Ctrl-C (SIGINT) during the upload phase: exit 3, status "partial", error "interrupted";
+#  - Ctrl-C (SIGINT) during the upload phase, SIGTERM during the download phase: exit 3,
+#    status "partial", error "interrupted", the phase up to the signal kept;
 #  - nothing listens: exit 1, and -J prints {"status": "failed", "error": ...}, --log gets a
 #    failed line;
 #  - the server is busy: exit 4.
@@ -31,7 +32,8 @@ client_bg() { # NAME ARGS...
 	local name=$1
 	shift
 	"$b" -p "$port" --idle 2 -t 4 --gap 1 --probes udp --json "$work/$name.json" \
-		--log "$work/$name.jsonl" --prometheus "$work/$name.prom" "$@" 127.0.0.1 \
+		--log "$work/$name.jsonl" --prometheus "$work/$name.prom" --html "$work/$name.html" \
+		"$@" 127.0.0.1 \
 		> "$work/$name.out" 2> "$work/$name.err" &
 	cpid=$!
 }
@@ -63,6 +65,10 @@ check "server killed: --log holds the partial line" \
 check "server killed: --prometheus says partial" \
 	grep -q '^bloatmeter_run_partial{.*} 1$\|^bloatmeter_run_partial 1$' "$work/kill.prom"
 check "server killed: the text opens with where it stopped" grep -q '^Stopped ' "$work/kill.out"
+check "server killed: the text says when the last reply came and what was loaded" \
+	grep -Eq '^Last reply   [0-9.]+ s in, [0-9.]+ s before the stop.*; load down$' "$work/kill.out"
+check "server killed: the HTML verdict says it too" \
+	grep -Eq '<td>Last reply</td><td>[0-9.]+ s in, [0-9.]+ s before the stop.*; load down</td>' "$work/kill.html"
 
 # 2. Ctrl-C during the upload phase (idle 2 + download 4 + gap 1 + 1.5 s).
 harness_start_daemon
@@ -78,6 +84,24 @@ check "Ctrl-C: status partial, error interrupted, in upload" \
 	"$work/int.json"
 check "Ctrl-C: the download phase is complete in it" \
 	jq -e '[.phases[] | .name] | index("download") != null' "$work/int.json"
+
+# 2b. SIGTERM (a service manager stopping it) during the download phase (idle 2 + 2.5 s).
+harness_start_daemon
+client_bg term
+sleep 4.5
+kill -TERM "$cpid"
+wait "$cpid"
+rc=$?
+stop_daemon
+check "SIGTERM: exit 3 (partial)" test "$rc" = 3
+check "SIGTERM: status partial, error interrupted, in download, direction down" \
+	jq -e '.status == "partial" and .error == "interrupted" and .aborted.phase == "download" and .aborted.direction == "down"' \
+	"$work/term.json"
+check "SIGTERM: the download phase up to the signal is kept, with its probes" \
+	jq -e '.phases[1].name == "download" and (.phases[1].end_s - .phases[1].start_s) > 2 and .phases[1].rtt_samples > 0' \
+	"$work/term.json"
+check "SIGTERM: --log holds the partial line" \
+	jq -e -s 'length == 1 and .[0].status == "partial"' "$work/term.jsonl"
 
 # 3. Nothing listens: -J still prints a document, --log gets a failed line.
 port=$((20000 + RANDOM % 40000))
