@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 #include <sys/socket.h>
 
@@ -16,7 +17,9 @@
 #include "client/analyze_cmd.h"
 #include "client/lab/lab.h"
 #include "client/model/config.h"
+#include "client/model/clientconf.h"
 #include "client/model/fleet.h"
+#include "client/model/httptarget.h"
 #include "client/model/result.h"
 #include "client/options.h"
 #include "client/report/flent.h"
@@ -26,6 +29,7 @@
 #include "client/report/prom.h"
 #include "client/report/text.h"
 #include "client/run/fleetrace.h"
+#include "client/run/httpmode.h"
 #include "client/run/measure.h"
 #include "common/log.h"
 #include "common/util.h"
@@ -223,6 +227,15 @@ static void cli_option(enum client_opt opt, const char *arg, struct client_confi
 	case CLIOPT_DAEMON:
 		lab->daemon_path = arg;
 		break;
+	case CLIOPT_HTTP:
+		if (arg == NULL) /* the lab's switch */
+			lab->http = lab->http ? lab->http : LAB_HTTP_PLAIN;
+		else
+			cfg->http_url = arg;
+		break;
+	case CLIOPT_HTTPS:
+		lab->http = LAB_HTTP_TLS;
+		break;
 	case CLIOPT_QDISC: {
 		int q = lab_qdisc_parse(arg);
 
@@ -242,11 +255,14 @@ static void cli_option(enum client_opt opt, const char *arg, struct client_confi
 	}
 }
 
-/* --ca and --insecure only mean something with --tls, and contradict each other. */
+/* --ca and --insecure only mean something with --tls (or an https target), and contradict
+ * each other. */
 static void cli_check_secure(const struct client_config *cfg)
 {
-	if ((cfg->tls_ca || cfg->tls_insecure) && !cfg->tls)
-		cli_bad("--ca and --insecure need --tls", NULL);
+	int https = cfg->http_url && strncasecmp(cfg->http_url, "https:", 6) == 0;
+
+	if ((cfg->tls_ca || cfg->tls_insecure) && !cfg->tls && !https)
+		cli_bad("--ca and --insecure need --tls or an https:// target", NULL);
 	if (cfg->tls_ca && cfg->tls_insecure)
 		cli_bad("--ca and --insecure cannot be combined", NULL);
 }
@@ -255,7 +271,7 @@ static void cli_check_secure(const struct client_config *cfg)
  * the operands, one more than the command takes), else the report on stdout as with -J. */
 static void cli_json_bare(int argc, char **argv, struct client_config *cfg, int is_lab)
 {
-	int operands = is_lab || cfg->servers || cfg->server_list ? 0 : 1;
+	int operands = is_lab || cfg->servers || cfg->server_list || cfg->http_url ? 0 : 1;
 
 	if (argc - optind == operands + 1)
 		cfg->json_file = argv[optind++];
@@ -263,9 +279,49 @@ static void cli_json_bare(int argc, char **argv, struct client_config *cfg, int 
 		cfg->json_stdout = 1;
 }
 
+/* The HTTP target: SERVER given as a URL, or --http URL; checked here so a bad URL is bad
+ * usage. The bloatmeterd-only options do not apply to it. */
+static void cli_http_target(struct client_config *cfg)
+{
+	struct httptarget t;
+	char err[HTTPTARGET_ERR_MAX];
+
+	if (httptarget_parse(&t, cfg->http_url, err, sizeof(err)) < 0)
+		cli_bad(err, cfg->http_url);
+	if (cfg->tls || cfg->psk_file)
+		cli_bad("--tls, --tls-load and --psk-file are for a bloatmeterd, not an HTTP target",
+			NULL);
+	cfg->server = cfg->http_url;
+}
+
+/* Which target a measurement uses: SERVER or --http URL from the command line, else the
+ * configuration file's default-target, else the built-in one (HTTPTARGET_DEFAULT); a URL
+ * selects the HTTP mode. A bad configuration file is bad usage (exit 2). */
+static void cli_target(struct client_config *cfg, struct clientconf *conf)
+{
+	char err[CLIENTCONF_ERR_MAX + CLIENTCONF_PATH_MAX];
+
+	if (cfg->server == NULL && cfg->http_url == NULL) {
+		if (clientconf_load(conf, err, sizeof(err)) < 0)
+			cli_bad("bad configuration file", err);
+		if (conf->default_target[0] != '\0') {
+			snprintf(conf->source, sizeof(conf->source), "configuration file %s", conf->path);
+			cfg->server = conf->default_target;
+		} else {
+			snprintf(conf->source, sizeof(conf->source), "built-in default");
+			cfg->server = HTTPTARGET_DEFAULT;
+		}
+		cfg->target_source = conf->source;
+	}
+	if (cfg->http_url == NULL && cfg->server != NULL && httptarget_is_url(cfg->server))
+		cfg->http_url = cfg->server;
+	if (cfg->http_url)
+		cli_http_target(cfg);
+}
+
 /* Parses argv; *is_lab says which command. Exits on bad usage, -h and -V. */
 static void cli_parse(int argc, char **argv, struct client_config *cfg, struct lab_config *lab,
-		      int *is_lab)
+		      struct clientconf *conf, int *is_lab)
 {
 	struct option longopts[CLIOPT_COUNT + 1];
 	char shorts[OPTIONS_SHORTS_MAX];
@@ -276,7 +332,7 @@ static void cli_parse(int argc, char **argv, struct client_config *cfg, struct l
 		argv++;
 		argc--;
 	}
-	options_getopt(longopts, shorts);
+	options_getopt(longopts, shorts, *is_lab);
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, shorts, longopts, NULL)) != -1) {
 		if (c == ':')
@@ -292,7 +348,6 @@ static void cli_parse(int argc, char **argv, struct client_config *cfg, struct l
 	}
 	if (json_bare)
 		cli_json_bare(argc, argv, cfg, *is_lab);
-	cli_check_secure(cfg);
 	if (*is_lab && optind < argc)
 		cli_bad("unexpected argument", argv[optind]);
 	if (cfg->servers && cfg->server_list)
@@ -302,15 +357,20 @@ static void cli_parse(int argc, char **argv, struct client_config *cfg, struct l
 	if (!*is_lab && (cfg->servers || cfg->server_list)) {
 		if (optind < argc)
 			cli_bad("give either SERVER or --servers/--server-list, not both", argv[optind]);
+		if (cfg->http_url)
+			cli_bad("--http and --servers/--server-list cannot be combined", NULL);
+		cli_check_secure(cfg);
 		return;
 	}
 	if (!*is_lab) {
-		if (optind >= argc)
-			cli_bad("missing SERVER (or use: bloatmeter lab)", NULL);
 		if (optind + 1 < argc)
 			cli_bad("unexpected argument", argv[optind + 1]);
-		cfg->server = argv[optind];
+		if (optind < argc && cfg->http_url)
+			cli_bad("give either SERVER or --http URL, not both", argv[optind]);
+		cfg->server = optind < argc ? argv[optind] : NULL;
+		cli_target(cfg, conf);
 	}
+	cli_check_secure(cfg);
 }
 
 /* Writes every requested view of the result. Returns 0 or 1. */
@@ -352,7 +412,8 @@ enum {
 static int cli_measure(const struct client_config *cfg, struct test_result *res)
 {
 	char err[256];
-	int rc = measure_run(cfg, res, err, sizeof(err));
+	int rc = cfg->http_url ? httpmode_run(cfg, res, err, sizeof(err))
+			       : measure_run(cfg, res, err, sizeof(err));
 
 	if (rc < 0) {
 		log_error("%s", err);
@@ -397,6 +458,10 @@ static int cli_lab(struct client_config *cfg, const struct lab_config *lcfg, str
 		return 1;
 	}
 	cfg->server = lab_server_host(lab);
+	if (lab_http_url(lab) != NULL) { /* --http / --https: the daemon's public listener */
+		cfg->http_url = cfg->server = lab_http_url(lab);
+		cfg->tls_ca = lab_http_ca(lab);
+	}
 	/* The lab runs as root on its own namespaces: show every probe kind unless told not to. */
 	if (!cfg->probes_set)
 		cfg->probes |= PROBE_BIT(PROBE_PCAP);
@@ -460,12 +525,15 @@ int cli_main(int argc, char **argv)
 	};
 	struct test_result res;
 	struct fleet *fleet;
+	struct clientconf *conf = calloc(1, sizeof(*conf));
 	int is_lab, rc;
 
 	if (argc > 1 && strcmp(argv[1], "analyze") == 0)
 		return analyze_main(argc - 1, argv + 1);
+	if (conf == NULL)
+		fatalx("out of memory");
 	config_defaults(&cfg);
-	cli_parse(argc, argv, &cfg, &lab, &is_lab);
+	cli_parse(argc, argv, &cfg, &lab, conf, &is_lab);
 	fleet = cli_fleet(&cfg);
 	log_init("bloatmeter", cfg.verbose >= 2 ? LOG_LVL_DEBUG
 			       : cfg.verbose   ? LOG_LVL_INFO
@@ -495,5 +563,6 @@ int cli_main(int argc, char **argv)
 	}
 	result_free(&res);
 	free(fleet);
+	free(conf);
 	return rc;
 }

@@ -6,6 +6,7 @@
 
 #include "client/model/config.h"
 #include "client/model/fleet.h"
+#include "client/model/httptarget.h"
 
 #define OPTIONS_STR_(x) #x
 #define OPTIONS_STR(x) OPTIONS_STR_(x)
@@ -18,6 +19,11 @@
 int options_arg_optional(const struct client_option *o)
 {
 	return strcmp(o->name, "json") == 0; /* --json alone = -J; --json=FILE */
+}
+
+int options_lab_switch(const struct client_option *o)
+{
+	return strcmp(o->name, "http") == 0; /* the lab's --http: no URL, its own daemon */
 }
 
 static const struct client_option options_table[CLIOPT_COUNT] = {
@@ -139,6 +145,13 @@ static const struct client_option options_table[CLIOPT_COUNT] = {
 			   "needs a userspace --qdisc)" },
 	[CLIOPT_JSON_FILE] = { "json-file", 0, "FILE", CLIOPT_ALL,
 			       "also write the JSON report to FILE (= --json=FILE)" },
+	[CLIOPT_HTTP] = { "http", 0, "URL", CLIOPT_ALL,
+			  "test against an HTTP speed-test server (GET /__down,\n"
+			  "POST /__up), as SERVER http[s]://HOST[:PORT] does; lab:\n"
+			  "--http without URL runs the HTTP mode against the lab\n"
+			  "daemon's public listener" },
+	[CLIOPT_HTTPS] = { "https", 0, NULL, CLIOPT_LAB,
+			   "the same over HTTPS, with a lab certificate" },
 	[CLIOPT_PER_HOP] = { "per-hop", 0, "icmp|udp", CLIOPT_TEST,
 			     "latency of every hop to the server under load, from\n"
 			     "TTL-limited probes (20/s), and where the queue builds" },
@@ -156,7 +169,8 @@ int options_applies(enum client_opt opt, int lab)
 	return s == CLIOPT_ALL || s == (lab ? CLIOPT_LAB : CLIOPT_TEST);
 }
 
-void options_getopt(struct option longopts[CLIOPT_COUNT + 1], char shorts[OPTIONS_SHORTS_MAX])
+void options_getopt(struct option longopts[CLIOPT_COUNT + 1], char shorts[OPTIONS_SHORTS_MAX],
+		    int lab)
 {
 	size_t n = 0;
 
@@ -164,9 +178,10 @@ void options_getopt(struct option longopts[CLIOPT_COUNT + 1], char shorts[OPTION
 	for (int i = 0; i < CLIOPT_COUNT; i++) {
 		const struct client_option *o = &options_table[i];
 
-		int has = !o->arg		   ? no_argument
-			  : options_arg_optional(o) ? optional_argument
-						    : required_argument;
+		/* The lab's --http is a switch; the measurement's takes the URL. */
+		int has = !o->arg || (lab && options_lab_switch(o)) ? no_argument
+			  : options_arg_optional(o)		    ? optional_argument
+							    : required_argument;
 
 		longopts[i] = (struct option){ o->name, has, NULL,
 					       o->short_flag ? o->short_flag : OPTIONS_LONG + i };
@@ -228,6 +243,9 @@ void options_usage(FILE *f)
 	};
 
 	fputs("usage: bloatmeter [options] SERVER\n"
+	      "       bloatmeter [options] http[s]://HOST[:PORT][/PATH]  (HTTP speed test)\n"
+	      "       bloatmeter [options]   (the configuration's default-target, else\n"
+	      "                              " HTTPTARGET_DEFAULT ")\n"
 	      "       bloatmeter [options] --servers LIST | --server-list FILE\n"
 	      "       bloatmeter analyze [-J] FILE.pcap   (passive analysis of a capture)\n"
 	      "       bloatmeter lab [--down-rate RATE] [--up-rate RATE] [--down-buffer MS]\n"

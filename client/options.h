@@ -58,6 +58,8 @@ enum client_opt {
 	CLIOPT_ECN_MARK,
 	CLIOPT_DELAY,
 	CLIOPT_JSON_FILE,
+	CLIOPT_HTTP,
+	CLIOPT_HTTPS,
 	CLIOPT_PER_HOP,
 	CLIOPT_COUNT
 };
@@ -85,6 +87,10 @@ struct client_option {
  * otherwise all need it spelled out (clang's -Wmissing-field-initializers). */
 int options_arg_optional(const struct client_option *o);
 
+/* 1 when o takes no value in `bloatmeter lab` (--http: the measurement's takes the URL, the
+ * lab's only switches the lab to HTTP against its own daemon). */
+int options_lab_switch(const struct client_option *o);
+
 /* The short-option string: a leading ':' and two bytes per option at most, and the NUL. */
 #define OPTIONS_SHORTS_MAX (2 + 2 * CLIOPT_COUNT)
 
@@ -93,8 +99,10 @@ const struct client_option *options_get(enum client_opt opt);
 /* Whether the lab (lab != 0) or the measurement command takes opt. */
 int options_applies(enum client_opt opt, int lab);
 /* Fills getopt_long's array (terminated) and short-option string (':' first, so a missing
- * value is reported as ':') for the whole table. */
-void options_getopt(struct option longopts[CLIOPT_COUNT + 1], char shorts[OPTIONS_SHORTS_MAX]);
+ * value is reported as ':') for the whole table, as the lab (lab != 0) or the measurement
+ * parses it. */
+void options_getopt(struct option longopts[CLIOPT_COUNT + 1], char shorts[OPTIONS_SHORTS_MAX],
+		    int lab);
 /* The option that a getopt_long return value built by options_getopt stands for, or -1. */
 int options_find(int c);
 /* Prints the usage: the synopsis, then every option of the table with its help. */

@@ -12,6 +12,7 @@ packages=(
 	libevent-dev libjson-c-dev libssl-dev libpcap-dev libcmocka-dev zlib1g-dev   # libraries
 	iproute2 nftables jq                        # the lab (namespaces, tbf, random loss)
 	python3                                     # scripts/check-layers.py (the build's layer check)
+	libcurl4-openssl-dev                        # the client's HTTP mode (client/run/curlloop.c)
 )
 if [ "${1:-}" = "--test-tools" ]; then
 	packages+=(

@@ -397,8 +397,8 @@ static void analysis_sync(struct test_result *r)
 	const struct phase_result *idle = result_find_phase(r, PHASE_IDLE);
 	int64_t last_end = INT64_MIN;
 
-	if (idle == NULL)
-		return; /* analysis_baseline already said so */
+	if (idle == NULL || r->http)
+		return; /* analysis_baseline already said so; HTTP mode has no server stamps */
 	for (int i = 0; i < r->nphases; i++)
 		if (r->phases[i].kind != PHASE_IDLE && r->phases[i].end_ns > last_end)
 			last_end = r->phases[i].end_ns;
@@ -616,7 +616,7 @@ static void analysis_patterns(struct test_result *r)
 	double *q = malloc((r->nprobes + 1) * sizeof(*q));
 	const struct phase_result *idle = result_find_phase(r, PHASE_IDLE);
 
-	if (share == NULL || q == NULL)
+	if (share == NULL || q == NULL || r->http) /* HTTP mode: no per-direction loss */
 		goto out;
 	droppattern_shares(r->probes, r->nprobes, r->srv_probe_count, share);
 	for (int up = 0; up <= 1; up++) {
@@ -732,6 +732,8 @@ static void analysis_check_timestamps(struct test_result *r)
 {
 	size_t received = result_replies(r);
 
+	if (r->http)
+		return; /* handshakes are timed by libcurl, never by kernel stamps */
 	if (received > 0 && r->probes_kernel_ts * 2 < received)
 		result_warn(r, "most probe replies were timed in user space (no kernel timestamps)");
 }
@@ -753,6 +755,10 @@ void analysis_run(struct test_result *r)
 		analysis_server_hold(r->probes, r->nprobes, result_window_start(ph), ph->end_ns,
 				     &ph->server_hold_us);
 		analysis_loss(r->probes, r->nprobes, r->srv_probe_count, ph->start_ns, ph->end_ns, ph);
+		if (r->http) { /* no server count to split the loss with: only its total is known */
+			ph->loss_up_pct = ph->loss_down_pct = NAN;
+			ph->lost_up = ph->lost_down = 0;
+		}
 	}
 	analysis_baseline(r, &idle_p50);
 	analysis_sync(r);

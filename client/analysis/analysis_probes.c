@@ -152,6 +152,8 @@ void analysis_probes(struct test_result *r)
 
 	probes_per_phase(r);
 	probes_rpm(r);
+	if (r->http)
+		return; /* no UDP stream to budget or to compare ICMP with */
 	probes_budget(r);
 	if (result_find_series(r, "icmp", &path) == NULL || !r->series[path].available)
 		return;

@@ -65,6 +65,7 @@ struct lab {
 	int daemon_reported;           /* its early exit is already in the error sentence */
 	char ip[PATH_MAX], tc[PATH_MAX], nft[PATH_MAX], daemon[PATH_MAX];
 	char server_host[INET6_ADDRSTRLEN];
+	struct labweb web;             /* --http / --https: the public listener (labweb.c) */
 };
 
 /* Namespace names carry our pid, so one process can hold only one lab at a time. */
@@ -910,9 +911,8 @@ static int lab_start_daemon(struct lab *lab, char *err, size_t errlen)
 	char port[8], nspath[PATH_MAX];
 	/* Root in its own namespace, and root keeps cubic on the load flows. -q: the daemon's
 	 * root warning and session lines are not the lab user's to act on; errors still show. */
-	char *argv[] = { "bloatmeterd", "--allow-root", "yes", "-p", port,
-			 lab->cfg.daemon_verbose ? "-v" : "-q", NULL };
-	int pipefd[2], rc;
+	char *argv[8 + LABWEB_MAX_ARGS] = { "bloatmeterd", "--allow-root", "yes", "-p", port };
+	int pipefd[2], rc, n = 5;
 	pid_t parent = getpid(), pid;
 
 	if (util_interrupted()) {
@@ -920,6 +920,8 @@ static int lab_start_daemon(struct lab *lab, char *err, size_t errlen)
 		return -1;
 	}
 	snprintf(port, sizeof(port), "%u", (unsigned)lab->cfg.port);
+	n += labweb_daemon_args(&lab->web, argv + n);
+	argv[n] = lab->cfg.daemon_verbose ? "-v" : "-q";
 	snprintf(nspath, sizeof(nspath), "%s/%s", LAB_NETNS_DIR, lab->ns[LAB_SERVER]);
 	log_debug("lab: starting %s -p %s %s in %s", lab->daemon, port,
 		  lab->cfg.daemon_verbose ? "-v" : "-q", lab->ns[LAB_SERVER]);
@@ -1149,6 +1151,8 @@ struct lab *lab_create(const struct lab_config *cfg, char *err, size_t errlen)
 	if (lab_prepare(lab, cfg, err, errlen) == -1)
 		goto fail;
 	lab_remove_stale(lab->ip);
+	if (labweb_setup(&lab->web, cfg->http, lab->server_host, err, errlen) == -1)
+		goto fail;
 	if (lab_make_namespaces(lab, err, errlen) == -1 || lab_make_links(lab, err, errlen) == -1 ||
 	    lab_addresses(lab, err, errlen) == -1 || lab_routes(lab, err, errlen) == -1 ||
 	    lab_forwarding(lab, err, errlen) == -1 || lab_shape(lab, err, errlen) == -1 ||
@@ -1160,6 +1164,16 @@ struct lab *lab_create(const struct lab_config *cfg, char *err, size_t errlen)
 fail:
 	lab_destroy(lab);
 	return NULL;
+}
+
+const char *lab_http_url(const struct lab *lab)
+{
+	return labweb_url(&lab->web);
+}
+
+const char *lab_http_ca(const struct lab *lab)
+{
+	return labweb_ca(&lab->web);
 }
 
 const char *lab_server_host(const struct lab *lab)
@@ -1199,6 +1213,7 @@ void lab_destroy(struct lab *lab)
 	/* Before the namespaces go: its devices die with it. */
 	tunfwd_stop(lab->fwd_pid);
 	lab->fwd_pid = 0;
+	labweb_cleanup(&lab->web);
 	/* Deleting a namespace removes its veths and their qdiscs with it. */
 	for (int r = LAB_ROLES - 1; r >= 0; r--) {
 		if (lab->created[r]) {

@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "client/lab/labweb.h"
 #include "client/model/result.h"
 
 /* The bottleneck's queue: the kernel's tbf, or one run by the userspace bottleneck. */
@@ -31,6 +32,8 @@ struct lab_config {
 	const char *daemon_path;   /* bloatmeterd binary; NULL = look next to this program */
 	uint16_t port;             /* daemon's control port */
 	int daemon_verbose;        /* pass -v to the daemon */
+	int http;                  /* LAB_HTTP_* (labweb.h): the daemon's public listener, and the client
+				    * tests it in HTTP mode */
 };
 
 struct lab;
@@ -41,6 +44,10 @@ struct lab;
 struct lab *lab_create(const struct lab_config *cfg, char *err, size_t errlen);
 /* The server's address as the client should dial it (numeric, no brackets). */
 const char *lab_server_host(const struct lab *lab);
+/* With cfg->http: the URL of the daemon's public listener, and the certificate to trust for
+ * HTTPS (NULL for plain HTTP); NULL without cfg->http. */
+const char *lab_http_url(const struct lab *lab);
+const char *lab_http_ca(const struct lab *lab);
 /* Moves the calling thread into the client namespace; call before creating threads. */
 int lab_enter_client(struct lab *lab, char *err, size_t errlen);
 /* Moves the calling thread back to the namespace it started in. */

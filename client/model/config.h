@@ -55,6 +55,11 @@ struct client_config {
 	int tls_insecure;
 	const char *psk_file;
 	int tls_load;             /* --tls-load: the load flows run TLS too (implies tls) */
+	/* HTTP mode: the speed-test server's URL (SERVER given as http[s]://..., --http URL, or
+	 * the configuration's default-target); NULL: a bloatmeterd test. */
+	const char *http_url;
+	const char *target_source; /* where the target came from: NULL, the command line; or
+				    * "configuration file PATH", "built-in default" */
 	int per_hop;              /* --per-hop icmp|udp: enum hop_mode (0: off) */
 };
 

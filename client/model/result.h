@@ -260,6 +260,8 @@ struct test_result {
 	char warnings[16][192];
 	int nwarnings;
 
+	int http;                      /* HTTP mode: no bloatmeterd, so no one-way delays, loss
+					* split, server stamps or server-side TCP figures */
 	int lab;                       /* lab mode: truth is valid */
 	struct lab_truth truth;
 

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "client/model/fleet.h"
+#include "client/report/httpnote.h"
 #include "client/report/json_hops.h"
 #include "client/report/json_parts.h"
 #include "common/fileio.h"
@@ -123,7 +124,9 @@ static json_object *json_cc(struct jb *b, const struct test_result *r)
 
 	jb_add(b, o, "requested", jb_str(b, cc->requested[0] ? cc->requested : r->cfg.cc));
 	jb_add(b, o, "client", json_cc_end(b, cc->client_ok, cc->client_used, cc->client_error));
-	jb_add(b, o, "server", json_cc_end(b, cc->server_ok, cc->server_used, cc->server_error));
+	/* HTTP mode: the server's end is not visible (report_http_unmeasured). */
+	jb_add(b, o, "server", r->http ? NULL
+				       : json_cc_end(b, cc->server_ok, cc->server_used, cc->server_error));
 	return o;
 }
 
@@ -131,7 +134,7 @@ static json_object *json_timestamps(struct jb *b, const struct test_result *r)
 {
 	json_object *o = jb_obj(b);
 
-	jb_add(b, o, "server_udp", jb_str(b, r->udp_server_ts));
+	jb_add(b, o, "server_udp", r->http ? NULL : jb_str(b, r->udp_server_ts));
 	jb_add(b, o, "client_kernel_replies", jb_int(b, (int64_t)r->probes_kernel_ts));
 	jb_add(b, o, "replies", jb_int(b, (int64_t)result_replies(r)));
 	return o;
@@ -222,6 +225,24 @@ static json_object *json_server_hold(struct jb *b, const struct stats_summary *s
 	return o;
 }
 
+/* Probe loss split up and down: HTTP mode has no server count to split it with (null), its
+ * total is probes.sent - probes.received. */
+static void json_phase_loss(struct jb *b, json_object *o, const struct test_result *r,
+			    const struct phase_result *ph)
+{
+	if (r->http) {
+		jb_add(b, o, "loss_pct", jb_pair(b, "up", NULL, "down", NULL));
+		jb_add(b, o, "lost", jb_pair(b, "up", NULL, "down", NULL));
+		return;
+	}
+	jb_add(b, o, "loss_pct",
+	      jb_pair(b, "up", jb_num(b, ph->loss_up_pct, DEC_PCT), "down",
+		     jb_num(b, ph->loss_down_pct, DEC_PCT)));
+	jb_add(b, o, "lost",
+	      jb_pair(b, "up", jb_int(b, (int64_t)ph->lost_up), "down",
+		     jb_int(b, (int64_t)ph->lost_down)));
+}
+
 static json_object *json_phase(struct jb *b, const struct test_result *r,
 			       const struct phase_result *ph)
 {
@@ -240,18 +261,13 @@ static json_object *json_phase(struct jb *b, const struct test_result *r,
 	jb_add(b, o, "rtt_ms", report_json_rtt(b, &ph->rtt_ms));
 	jb_add(b, o, "rtt_samples", jb_int(b, (int64_t)ph->rtt_ms.n));
 	jb_add(b, o, "jitter_ms", jb_num(b, ph->jitter_ms, DEC_MS));
-	jb_add(b, o, "server_hold_us", json_server_hold(b, &ph->server_hold_us));
+	jb_add(b, o, "server_hold_us", r->http ? NULL : json_server_hold(b, &ph->server_hold_us));
 	jb_add(b, o, "flows", jb_pair(b, "down", jb_int(b, ph->flows_down), "up",
 				      jb_int(b, ph->flows_up)));
 	jb_add(b, o, "cpu_share",
 	       jb_pair(b, "client", jb_num(b, ph->cpu_client, DEC_RATIO), "server",
 		       jb_num(b, ph->cpu_server, DEC_RATIO)));
-	jb_add(b, o, "loss_pct",
-	      jb_pair(b, "up", jb_num(b, ph->loss_up_pct, DEC_PCT), "down",
-		     jb_num(b, ph->loss_down_pct, DEC_PCT)));
-	jb_add(b, o, "lost",
-	      jb_pair(b, "up", jb_int(b, (int64_t)ph->lost_up), "down",
-		     jb_int(b, (int64_t)ph->lost_down)));
+	json_phase_loss(b, o, r, ph);
 	jb_add(b, o, "probes",
 	      jb_pair(b, "sent", jb_int(b, (int64_t)ph->probes_sent), "received",
 		     jb_int(b, (int64_t)ph->probes_received)));
@@ -262,8 +278,9 @@ static json_object *json_phase(struct jb *b, const struct test_result *r,
 				     json_queue(b, &ph->q_down_ms))
 			    : NULL);
 	jb_add(b, o, "loss_pattern",
-	      jb_pair(b, "up", json_loss_pattern(b, &ph->loss_up), "down",
-		     json_loss_pattern(b, &ph->loss_down)));
+	      r->http ? jb_pair(b, "up", NULL, "down", NULL)
+		      : jb_pair(b, "up", json_loss_pattern(b, &ph->loss_up), "down",
+				json_loss_pattern(b, &ph->loss_down)));
 	jb_add(b, o, "recovery_ms", idle ? NULL : jb_num(b, ph->recovery_ms, DEC_MS));
 	jb_add(b, o, "limited_ratio",
 	      jb_pair(b, "up", jb_pair(b, "rwnd", jb_num(b, ph->rwnd_limited_up, DEC_RATIO), "sndbuf",
@@ -574,11 +591,13 @@ json_object *report_json(const struct test_result *r)
 
 	jb_add(&b, o, "version", jb_str(&b, BM_VERSION));
 	jb_add(&b, o, "schema_version", jb_int(&b, REPORT_SCHEMA_VERSION));
-	jb_add(&b, o, "server", jb_str(&b, r->server_addr));
+	jb_add(&b, o, "server", jb_str(&b, r->http ? r->cfg.http_url : r->server_addr));
+	if (r->http)
+		jb_add(&b, o, "http", report_json_http(&b, r));
 	json_status(&b, o, r);
 	if (r->fleet)
 		jb_add(&b, o, "server_selection", json_server_selection(&b, r->fleet));
-	jb_add(&b, o, "server_version", jb_str(&b, r->server_version));
+	jb_add(&b, o, "server_version", r->http ? NULL : jb_str(&b, r->server_version));
 	jb_add(&b, o, "start_time", json_start_time(&b, r));
 	jb_add(&b, o, "config", json_config(&b, r));
 	jb_add(&b, o, "cc", json_cc(&b, r));

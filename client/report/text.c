@@ -7,6 +7,7 @@
 
 #include "client/model/fleet.h"
 #include "client/report/format.h"
+#include "client/report/httpnote.h"
 #include "client/report/text_hops.h"
 #include "client/report/text_probes.h"
 #include "client/report/verdict.h"
@@ -71,6 +72,12 @@ static void text_header(const struct test_result *r, FILE *out)
 
 	wording_cc(r, cc, sizeof(cc));
 	describe_ts(r, ts, sizeof(ts));
+	if (r->http) {
+		fprintf(out, "bloatmeter %s → %s, %d HTTP transfer%s per direction, %s\n", BM_VERSION,
+			report_clean(r->server_addr, addr, sizeof(addr)), r->cfg.flows,
+			r->cfg.flows == 1 ? "" : "s", cc);
+		return;
+	}
 	fprintf(out, "bloatmeter %s → %s, %d flow%s per direction, %s, UDP probes every %g ms (%s)\n",
 		BM_VERSION, report_clean(r->server_addr, addr, sizeof(addr)), r->cfg.flows,
 		r->cfg.flows == 1 ? "" : "s", cc, r->cfg.interval_ms, ts);
@@ -101,27 +108,35 @@ struct row_cells {
 	char name[24], loss[40], inc[24];
 };
 
-static void row_cells(const struct phase_result *ph, const char *unit, struct row_cells *c)
+static void row_cells(const struct phase_result *ph, const char *unit, int http,
+		      struct row_cells *c)
 {
 	char lu[16], ld[16];
 
 	snprintf(c->name, sizeof(c->name), "%s%s", phase_name(ph->kind), unsaturated(ph) ? "*" : "");
-	snprintf(c->loss, sizeof(c->loss), "%s/%s", report_pct(ph->loss_up_pct, lu, sizeof(lu)),
-		 report_pct(ph->loss_down_pct, ld, sizeof(ld)));
+	if (http) /* no split without a bloatmeterd: the total of the latency requests */
+		snprintf(c->loss, sizeof(c->loss), "%s total",
+			 report_pct(ph->probes_sent ? 100.0 * (double)(ph->probes_sent -
+						     ph->probes_received) / (double)ph->probes_sent
+						    : NAN, lu, sizeof(lu)));
+	else
+		snprintf(c->loss, sizeof(c->loss), "%s/%s",
+			 report_pct(ph->loss_up_pct, lu, sizeof(lu)),
+			 report_pct(ph->loss_down_pct, ld, sizeof(ld)));
 	if (ph->kind == PHASE_IDLE || !isfinite(ph->latency_increase_ms))
 		snprintf(c->inc, sizeof(c->inc), "-");
 	else
 		snprintf(c->inc, sizeof(c->inc), "%+.1f%s", report_nz(ph->latency_increase_ms, 1), unit);
 }
 
-static void text_phase_row(const struct phase_result *ph, FILE *out)
+static void text_phase_row(const struct phase_result *ph, int http, FILE *out)
 {
 	const struct stats_summary *s = &ph->rtt_ms;
 	double none = NAN;
 	char dn[16], up[16], mn[16], p50[16], p90[16], p99[16], mx[16];
 	struct row_cells c;
 
-	row_cells(ph, " ms", &c);
+	row_cells(ph, " ms", http, &c);
 	fprintf(out, ROW_FMT, c.name, report_num(ph->down_mbps, 2, dn, sizeof(dn)),
 		report_num(ph->up_mbps, 2, up, sizeof(up)), report_num(s->n ? s->min : none, 2, mn, sizeof(mn)),
 		report_num(s->n ? s->p50 : none, 2, p50, sizeof(p50)),
@@ -137,7 +152,7 @@ static void text_phases(const struct test_result *r, FILE *out)
 	fprintf(out, ROW_FMT, "phase", "down Mbit/s", "up Mbit/s", "RTT ms: min", "p50", "p90",
 		"p99", "max", "loss up/down", "+latency");
 	for (int i = 0; i < r->nphases && i < PHASE_KINDS; i++) {
-		text_phase_row(&r->phases[i], out);
+		text_phase_row(&r->phases[i], r->http, out);
 		any_unsat |= unsaturated(&r->phases[i]);
 	}
 	if (any_unsat)
@@ -432,13 +447,13 @@ static void text_verdict(const struct test_result *r, FILE *out)
 /* The default phase table, within TEXT_WIDTH: goodput, RTT p50/p99, increase, loss. */
 #define COMPACT_FMT "%-14s %11s %10s %8s %7s %9s %13s\n"
 
-static void text_compact_row(const struct phase_result *ph, FILE *out)
+static void text_compact_row(const struct phase_result *ph, int http, FILE *out)
 {
 	const struct stats_summary *s = &ph->rtt_ms;
 	char dn[16], up[16], p50[16], p99[16];
 	struct row_cells c;
 
-	row_cells(ph, "", &c);
+	row_cells(ph, "", http, &c);
 	fprintf(out, COMPACT_FMT, c.name, report_num(ph->down_mbps, 1, dn, sizeof(dn)),
 		report_num(ph->up_mbps, 1, up, sizeof(up)),
 		report_num(s->n ? s->p50 : NAN, 1, p50, sizeof(p50)),
@@ -452,7 +467,7 @@ static void text_compact_phases(const struct test_result *r, FILE *out)
 	fprintf(out, COMPACT_FMT, "phase", "down Mbit/s", "up Mbit/s", "RTT p50", "p99 ms",
 		"+latency", "loss up/down");
 	for (int i = 0; i < r->nphases && i < PHASE_KINDS; i++) {
-		text_compact_row(&r->phases[i], out);
+		text_compact_row(&r->phases[i], r->http, out);
 		any_unsat |= unsaturated(&r->phases[i]);
 	}
 	if (any_unsat)
@@ -509,6 +524,10 @@ static void text_detail(const struct test_result *r, FILE *out)
 
 void report_text(const struct test_result *r, FILE *out)
 {
+	if (r->http) {
+		report_text_http(r, out);
+		fputc('\n', out);
+	}
 	text_verdict(r, out);
 	fputc('\n', out);
 	text_compact_phases(r, out);

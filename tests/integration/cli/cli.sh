@@ -28,7 +28,18 @@ run 2 2 "unknown option" $b --bogus 127.0.0.1
 run 2 2 "invalid flow count" $b -P 0 127.0.0.1
 run 2 2 "invalid probe interval" $b -i abc 127.0.0.1
 run 2 2 "invalid --phases" $b --phases idle,idle 127.0.0.1
-run 2 2 "missing SERVER" $b
+# Without SERVER the target is the configuration's default-target (a bad file is bad usage),
+# else the built-in one; a URL selects the HTTP mode, whose bad URLs are bad usage too.
+conf=$(mktemp)
+printf 'default-target = http://127.0.0.1:1/\n' > "$conf"
+run 1 5 "cannot reach http://127.0.0.1:1/__down?bytes=0" env BLOATMETER_CONFIG="$conf" $b
+printf '# comment\nbogus = 1\n' > "$conf"
+run 2 2 "$conf:2: unknown key \"bogus\"" env BLOATMETER_CONFIG="$conf" $b
+run 2 2 "bad configuration file: cannot read /nonexistent" env BLOATMETER_CONFIG=/nonexistent $b
+rm -f "$conf"
+run 2 2 "the URL's port is not a number from 1 to 65535" $b http://127.0.0.1:0
+run 2 2 "give either SERVER or --http URL" $b --http http://127.0.0.1/ 127.0.0.1
+run 2 2 "are for a bloatmeterd, not an HTTP target" $b --tls https://127.0.0.1/
 run 2 2 "invalid --down-rate" $b lab --down-rate fast
 run 2 2 "invalid port" $d -p 70000
 run 2 2 "unexpected argument" $d extra
@@ -51,6 +62,15 @@ if [ "$(id -u)" -eq 0 ]; then
 	run 1 3 "cannot connect" $x $b -p 4999 127.0.0.1
 	run 1 3 "Network is unreachable" $x $b 198.18.200.1
 	run 1 3 "cannot resolve" $x $b no-such-host.invalid
+	# No configuration at all: the built-in target, named in the error and the JSON.
+	run 1 5 "speed.cloudflare.com" $x env -u BLOATMETER_CONFIG -u XDG_CONFIG_HOME HOME=/nonexistent $b
+	out=$($x env -u BLOATMETER_CONFIG -u XDG_CONFIG_HOME HOME=/nonexistent $b -J 2> /dev/null)
+	if jq -e '.status == "failed" and .server == "https://speed.cloudflare.com"' <<< "$out" > /dev/null; then
+		echo "ok   no SERVER and no configuration: the built-in default target"
+	else
+		echo "FAIL: no SERVER, no configuration: $out"
+		fail=1
+	fi
 	# No route anywhere: every attempt of the server race fails inside connect(); the race
 	# must end at once (it used to wait in poll forever).
 	run 1 5 "the server 198.18.200.1:4750 could not be reached" $x timeout 10 $b --servers 198.18.200.1

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Machine-readable outputs of real runs: the JSON report (--json) and the JSONL history (--log)
 # against docs/report.schema.json, and the Prometheus textfile (--prometheus) against promtool.
+# An HTTP-mode report (the daemon's public listener as the target) validates too.
 # Also: the history grows by exactly one line per run, a line torn by a killed run does not
 # corrupt later lines, and four concurrent runs appending to one file leave only whole lines.
 # Runs the daemon and the clients in a private network namespace (root).
@@ -30,7 +31,8 @@ trap 'exit 1' INT TERM
 
 ip netns add "$ns" || exit 1
 ip -n "$ns" link set lo up || exit 1
-ip netns exec "$ns" "$bindir/bloatmeterd" --allow-root yes -p $port &
+webport=8080
+ip netns exec "$ns" "$bindir/bloatmeterd" --allow-root yes -p $port --web-port $webport &
 dpid=$!
 for _ in $(seq 50); do # until the daemon listens (at most 5 s)
 	ip netns exec "$ns" ss -Hltn "sport = :$port" | grep -q . && break
@@ -100,6 +102,16 @@ rtt=$(jq -r '.phases[0].rtt_ms.p50' "$tmp/r.json")
 want=$(awk -v v="$rtt" 'BEGIN { printf "%.6f", v / 1000 }')
 got=$(awk '/^bloatmeter_rtt_seconds\{.*phase="idle",stat="p50"/ { printf "%.6f", $2 }' "$tmp/m.prom")
 check "idle RTT p50 in metrics ($got s) = JSON ms / 1000 ($rtt ms)" '[ "$want" = "$got" ]'
+
+# 1b. An HTTP-mode run against the daemon's public listener: its report names the target and
+# has null where only a bloatmeterd can measure, and still validates.
+check "an HTTP-mode run succeeds" 'ip netns exec "$ns" "$bindir/bloatmeter" -q -t 2 --idle 1 \
+	--gap 1 -P 2 --json "$tmp/http.json" http://127.0.0.1:$webport'
+check "the HTTP-mode report validates against docs/report.schema.json" 'valid "$tmp/http.json"'
+check "the HTTP-mode report names its target and why fields are null" \
+	'jq -e --arg u "http://127.0.0.1:$webport" ".server == \$u and .http.url == \$u and
+		.http.target_source == \"command line\" and (.http.not_measured | length > 0) and
+		.cc.server == null and .phases[1].lost.down == null" "$tmp/http.json" > /dev/null'
 
 # 2. A run killed mid-write leaves a torn line; the next run must start on a fresh line.
 printf '{"version": "0.1' >> "$tmp/h.jsonl"
