@@ -53,6 +53,7 @@ struct webconn {
 	struct ev_token_bucket_cfg *bucket; /* max-rate, NULL = none */
 	int keep_alive;                   /* the current request allows another */
 	int tls;                          /* served over TLS */
+	char cc[16];                      /* its congestion control, "" when unknown */
 	/* DOWN: zero bytes still to queue. BODY: what is read and how. */
 	uint64_t down_left;
 	enum webconn_body body_kind;

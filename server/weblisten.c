@@ -103,6 +103,8 @@ static void weblisten_accept(struct evconnlistener *l, evutil_socket_t fd, struc
 	if ((c = webconn_new(w->srv, bev, &peer, weblisten_closed, w)) == NULL)
 		return;
 	c->tls = w->srv->cfg->web_tls;
+	if (sock_get_cc(fd, c->cc, sizeof(c->cc)) != 0)
+		c->cc[0] = '\0';
 	c->results = &w->results;
 	LIST_INSERT_HEAD(&w->conns, c, link);
 	w->nconns++;

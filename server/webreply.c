@@ -2,7 +2,9 @@
  * (Access-Control-Allow-Origin: *) and Timing-Allow-Origin: * so a page from another origin
  * can time it, and Server-Timing: cfRequestDuration;dur=MS, the server's share of the time to
  * first byte, which @cloudflare/speedtest subtracts from it (dist/speedtest.js,
- * cfGetServerTime). Refusals close the connection: a client that sent a bad request is not
+ * cfGetServerTime). Bloatmeter-Congestion-Control names the connection's sender algorithm, so
+ * a client can tell a download that fills the bottleneck's buffer (cubic, reno) from one that
+ * keeps it short on purpose (bbr) and report its buffer as a bound. Refusals close the connection: a client that sent a bad request is not
  * trusted to frame the next one. */
 #include "server/webreply.h"
 
@@ -39,16 +41,18 @@ void webreply_head(struct webconn *c, int status, const char *type, uint64_t len
 {
 	struct evbuffer *out = bufferevent_get_output(c->bev);
 	int64_t dur_us = (clock_mono_ns() - c->req_start_ns) / 1000;
-	char clen[48] = "";
+	char clen[48] = "", cc[64] = "";
 
 	/* A 204 has no Content-Length (RFC 9110, 8.6). */
 	if (status != 204)
 		snprintf(clen, sizeof(clen), "Content-Length: %" PRIu64 "\r\n", length);
+	if (c->cc[0])
+		snprintf(cc, sizeof(cc), "Bloatmeter-Congestion-Control: %s\r\n", c->cc);
 
 	evbuffer_add_printf(out,
 			    "HTTP/1.1 %d %s\r\n"
 			    "%s"
-			    "%s%s%s%s"
+			    "%s%s%s%s%s"
 			    "Cache-Control: no-store\r\n"
 			    "Access-Control-Allow-Origin: *\r\n"
 			    "Timing-Allow-Origin: *\r\n"
@@ -59,7 +63,7 @@ void webreply_head(struct webconn *c, int status, const char *type, uint64_t len
 			    clen,
 			    type ? "Content-Type: " : "",
 			    type ? type : "", type ? "\r\n" : "",
-			    status == 429 || status == 503 ? "Retry-After: 10\r\n" : "",
+			    status == 429 || status == 503 ? "Retry-After: 10\r\n" : "", cc,
 			    dur_us / 1000, dur_us % 1000, keep_alive ? "keep-alive" : "close");
 }
 

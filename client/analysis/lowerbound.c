@@ -51,6 +51,11 @@ static const char *lowerbound_evidence(struct test_result *r, const struct phase
 	/* The sending end's algorithm: the server sends the download, the client the upload. */
 	const char *cc = result_cc_used(r, !up), *dir = link_name(up, ph->kind);
 
+	if (!up && r->http && cc == NULL) {
+		result_warn(r, "the HTTP server does not say which congestion control sends the download, and many use bbr, which keeps the queue short: the %s buffer is at least %.1f ms",
+			    dir, fmax(b->ms, b->sustained_ms));
+		return "unknown congestion control";
+	}
 	if (lowerbound_cc_short_queue(cc)) {
 		result_warn(r, "%s keeps the queue short, so the %s buffer is at least %.1f ms; run with --cc cubic (as root) to see it",
 			    cc, dir, fmax(b->ms, b->sustained_ms));

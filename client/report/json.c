@@ -124,8 +124,9 @@ static json_object *json_cc(struct jb *b, const struct test_result *r)
 
 	jb_add(b, o, "requested", jb_str(b, cc->requested[0] ? cc->requested : r->cfg.cc));
 	jb_add(b, o, "client", json_cc_end(b, cc->client_ok, cc->client_used, cc->client_error));
-	/* HTTP mode: the server's end is not visible (report_http_unmeasured). */
-	jb_add(b, o, "server", r->http ? NULL
+	/* HTTP mode: the server's end is visible only when it names it (docs/http.md). */
+	jb_add(b, o, "server", r->http && !cc->server_used[0]
+				       ? NULL
 				       : json_cc_end(b, cc->server_ok, cc->server_used, cc->server_error));
 	return o;
 }

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "client/model/httphdr.h"
 #include "client/run/curlloop.h"
 #include "client/run/httpacct.h"
 #include "common/log.h"
@@ -45,6 +46,7 @@ struct httpload {
 	int cc_fail;
 	int mss, timestamps;             /* of the first connection sampled */
 	char cc_used[16];
+	char server_cc[HTTPHDR_CC_MAX]; /* the download's sender, if the server names it */
 	int stopping;
 	char err[256];
 };
@@ -55,6 +57,17 @@ static size_t httpload_write(char *ptr, size_t size, size_t nmemb, void *arg)
 
 	httpacct_add_down(&x->l->acct, size * nmemb);
 	return size * nmemb; /* discarded: only the count matters */
+}
+
+/* CURLOPT_HEADERFUNCTION of the downloads: the server may name its sending algorithm. */
+static size_t httpload_header(char *line, size_t size, size_t nmemb, void *arg)
+{
+	struct httpload_xfer *x = arg;
+	char cc[HTTPHDR_CC_MAX];
+
+	if (httphdr_cc(line, size * nmemb, cc, sizeof(cc)))
+		memcpy(x->l->server_cc, cc, sizeof(cc));
+	return size * nmemb;
 }
 
 static size_t httpload_read(char *buf, size_t size, size_t nmemb, void *arg)
@@ -179,7 +192,9 @@ static int httpload_setup(struct httpload *l, struct httpload_xfer *x)
 		       curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, httpload_write) != CURLE_OK ||
 		       curl_easy_setopt(e, CURLOPT_WRITEDATA, x) != CURLE_OK ? -1 : 0;
 	return curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, httpload_write) != CURLE_OK ||
-	       curl_easy_setopt(e, CURLOPT_WRITEDATA, x) != CURLE_OK ? -1 : 0;
+	       curl_easy_setopt(e, CURLOPT_WRITEDATA, x) != CURLE_OK ||
+	       curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, httpload_header) != CURLE_OK ||
+	       curl_easy_setopt(e, CURLOPT_HEADERDATA, x) != CURLE_OK ? -1 : 0;
 }
 
 /* The next request of x, at its current size. */
@@ -329,6 +344,11 @@ int httpload_cc(const struct httpload *l, char *used, size_t len)
 {
 	snprintf(used, len, "%s", l->cc_used);
 	return !l->cc_fail;
+}
+
+const char *httpload_server_cc(const struct httpload *l)
+{
+	return l->server_cc;
 }
 
 int httpload_mss(const struct httpload *l, int *timestamps)

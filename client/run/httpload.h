@@ -45,6 +45,9 @@ void httpload_up_totals(struct httpload *l, struct tcp_totals *t);
 int httpload_flows(const struct httpload *l, int up);
 /* 1 when the congestion control was set on every load socket; what they use in used. */
 int httpload_cc(const struct httpload *l, char *used, size_t len);
+/* The download's congestion control as the server named it (Bloatmeter-Congestion-Control),
+ * "" when it did not. */
+const char *httpload_server_cc(const struct httpload *l);
 /* The MSS of the first connection sampled (0: none yet), and whether it uses timestamps. */
 int httpload_mss(const struct httpload *l, int *timestamps);
 /* The last transfer failure ("" if none), and whether every transfer has given up. */

@@ -117,6 +117,9 @@ static void hm_note_load(struct hm *h)
 		r->mss = mss;
 		r->ip_overhead = (double)(mss + (v6 ? 40 : 20) + 20 + (ts ? 12 : 0)) / mss;
 	}
+	/* Only a server that names its algorithm tells us the download's sender. */
+	if (!cc->server_used[0] && httpload_server_cc(h->load)[0])
+		snprintf(cc->server_used, sizeof(cc->server_used), "%s", httpload_server_cc(h->load));
 	if (!h->cc_noted || (cc->client_ok && !ok)) {
 		cc->client_ok = ok;
 		snprintf(cc->client_used, sizeof(cc->client_used), "%s", used);

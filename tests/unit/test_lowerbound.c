@@ -92,6 +92,32 @@ static void test_bbr_sender(void **state)
 	result_free(&r);
 }
 
+/* HTTP mode: the download's sender is the server's; a server that does not name its
+ * algorithm may run bbr, so its download buffer is a bound; one that names cubic is not. */
+static void test_http_server_cc(void **state)
+{
+	struct test_result r;
+
+	(void)state;
+	setup(&r, "", "tail-drop");
+	r.http = 1;
+	r.cc.server_ok = 1; /* the HTTP mode's setting: no request reached the server */
+	lowerbound_apply(&r);
+	assert_true(r.buffer_down.lower_bound);
+	assert_string_equal(r.buffer_down.lower_bound_why, "unknown congestion control");
+	assert_true(r.buffer_down.ms == 169);
+	assert_non_null(strstr(r.warnings[0], "does not say which congestion control"));
+	assert_false(r.buffer_up.lower_bound); /* the client sends the upload: cubic */
+	result_free(&r);
+
+	setup(&r, "cubic", "tail-drop");
+	r.http = 1;
+	lowerbound_apply(&r);
+	assert_false(r.buffer_down.lower_bound);
+	assert_int_equal(r.nwarnings, 0);
+	result_free(&r);
+}
+
 static void test_managed_and_unstable(void **state)
 {
 	struct test_result r;
@@ -176,6 +202,7 @@ int main(void)
 		cmocka_unit_test(test_cubic_tail_drop_stays_a_point),
 		cmocka_unit_test(test_random_loss),
 		cmocka_unit_test(test_bbr_sender),
+		cmocka_unit_test(test_http_server_cc),
 		cmocka_unit_test(test_managed_and_unstable),
 		cmocka_unit_test(test_managed_but_drops_at_top),
 		cmocka_unit_test(test_existing_reason_and_no_lowering),
