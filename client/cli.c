@@ -10,6 +10,7 @@
 #include <strings.h>
 #include <unistd.h>
 #include <sys/socket.h>
+#include <netinet/in.h>
 
 #include <event2/thread.h>
 
@@ -442,7 +443,28 @@ static int cli_output_failed(const struct test_result *res)
 	return rc;
 }
 
-static int cli_lab(struct client_config *cfg, const struct lab_config *lcfg, struct test_result *res)
+/* What the reports name of a lab, kept past the lab (its strings go with lab_destroy). */
+struct cli_lab_names {
+	char server[INET6_ADDRSTRLEN];
+	char url[128];
+};
+
+/* Points the configuration and the result's copy of it at names' copies of the lab's strings. */
+static void cli_lab_keep(struct client_config *cfg, struct test_result *res,
+			 struct cli_lab_names *names)
+{
+	snprintf(names->server, sizeof(names->server), "%s", cfg->server ? cfg->server : "");
+	cfg->server = res->cfg.server = names->server;
+	if (cfg->http_url != NULL) {
+		snprintf(names->url, sizeof(names->url), "%s", cfg->http_url);
+		cfg->http_url = res->cfg.http_url = names->url;
+		cfg->server = res->cfg.server = names->url;
+	}
+	cfg->tls_ca = res->cfg.tls_ca = NULL; /* the lab's certificate is deleted with it */
+}
+
+static int cli_lab(struct client_config *cfg, const struct lab_config *lcfg, struct test_result *res,
+		   struct cli_lab_names *names)
 {
 	char err[256];
 	struct lab *lab = lab_create(lcfg, err, sizeof(err));
@@ -471,6 +493,7 @@ static int cli_lab(struct client_config *cfg, const struct lab_config *lcfg, str
 		log_warnx("cannot return to the original network namespace");
 	res->lab = 1;
 	lab_get_truth(lab, &res->truth);
+	cli_lab_keep(cfg, res, names);
 	lab_destroy(lab);
 	return rc;
 }
@@ -524,6 +547,7 @@ int cli_main(int argc, char **argv)
 		.down_buffer_ms = 100, .up_buffer_ms = 100,
 	};
 	struct test_result res;
+	struct cli_lab_names lab_names;
 	struct fleet *fleet;
 	struct clientconf *conf = calloc(1, sizeof(*conf));
 	int is_lab, rc;
@@ -547,7 +571,7 @@ int cli_main(int argc, char **argv)
 	lab.daemon_verbose = cfg.verbose >= 2;
 	memset(&res, 0, sizeof(res));
 	if (is_lab) {
-		rc = cli_lab(&cfg, &lab, &res);
+		rc = cli_lab(&cfg, &lab, &res, &lab_names);
 	} else {
 		rc = fleet ? cli_choose(&cfg, fleet) : 0;
 		result_init(&res, &cfg);

@@ -17,7 +17,7 @@ echo "== ASan/UBSan build: unit tests, and the hostile-input and TLS tests again
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DBM_WERROR=ON -DBM_SANITIZE=ON -DBM_LAB_TESTS=OFF > /dev/null
 cmake --build build-asan -j"$(nproc)"
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-	ctest --test-dir build-asan -R '^(unit_|hostile_|tls_daemon)' --no-tests=error --output-on-failure
+	ctest --test-dir build-asan -R '^(unit_|hostile_|tls_daemon|labsmoke)' --no-tests=error --output-on-failure
 
 echo "== libFuzzer targets (brief) =="
 CC=clang cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=Debug -DBM_WERROR=ON -DBM_FUZZ=ON -DBM_LAB_TESTS=OFF > /dev/null
