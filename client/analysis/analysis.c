@@ -8,6 +8,7 @@
 
 #include "client/analysis/analysis_hops.h"
 #include "client/analysis/analysis_probes.h"
+#include "client/analysis/analysis_queue.h"
 #include "client/analysis/bootstrap.h"
 #include "client/analysis/clocksync.h"
 #include "client/analysis/droppattern.h"
@@ -437,6 +438,11 @@ static void analysis_oneway(struct test_result *r)
 	free(q);
 }
 
+struct delay_ref analysis_delay_ref(const struct test_result *r, enum delay_kind oneway)
+{
+	return delay_ref_for(r, oneway);
+}
+
 /* The reference for a direction's queueing delay: one-way when the clocks are synced. */
 static struct delay_ref delay_ref_for(const struct test_result *r, enum delay_kind oneway)
 {
@@ -774,6 +780,7 @@ void analysis_run(struct test_result *r)
 			    (double)r->server_max_rate_bps / 1e6);
 	analysis_buffers(r);
 	analysis_patterns(r);
+	analysis_queue(r);
 	lowerbound_apply(r);
 	analysis_recovery(r);
 	analysis_grades(r);

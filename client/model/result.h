@@ -198,6 +198,22 @@ struct buffer_estimate {
 				      * "random loss", "managed queue", "unstable" */
 };
 
+/* What manages the queue of one loaded direction (client/analysis/queueverdict.c). */
+struct queue_verdict {
+	const char *verdict;       /* fifo|aqm|fq|policer|unknown; NULL: the direction was not loaded */
+	char evidence[224];        /* one sentence with the figures */
+	double standing_ms;        /* the probes' queueing delay p50 in the steady window */
+	double floor_ms;           /* median of the probes' 100 ms minima: what CoDel keeps near its
+				    * target */
+	double top_ms;             /* the top of the queue (the buffer estimate); fifo: its buffer */
+	double q_before_loss_ms;   /* median queueing delay just before the probes' losses */
+	double flow_q_ms;          /* the load flows' in-flow queueing delay (TCP_INFO RTT p50 − idle) */
+	size_t probe_losses;
+	int64_t retrans;           /* -1 unknown */
+	int64_t ce;                /* CE marks seen this way (-1 unknown) */
+	const char *signal;        /* how it signals congestion: drops|marks|drops+marks|none */
+};
+
 struct test_result {
 	struct client_config cfg;
 	char server_addr[64];          /* address:port actually used */
@@ -229,6 +245,8 @@ struct test_result {
 	/* Per direction from the bidirectional phase, where only one-way delays separate the
 	 * two queues (valid only with clock sync). */
 	struct buffer_estimate buffer_bidir_down, buffer_bidir_up;
+	/* What manages each direction's queue, from its own loaded phase. */
+	struct queue_verdict queue_down, queue_up;
 
 	/* Auxiliary probe kinds (ICMP, DNS, new TCP connections, in-flow, passive capture). */
 	struct probe_series series[RESULT_MAX_SERIES];

@@ -13,6 +13,7 @@
 #include "client/report/httpnote.h"
 #include "client/report/json_hops.h"
 #include "client/report/json_parts.h"
+#include "client/report/json_queue.h"
 #include "common/fileio.h"
 #include "common/jsonb.h"
 #include "common/log.h"
@@ -615,6 +616,7 @@ json_object *report_json(const struct test_result *r)
 	jb_add(&b, o, "queue_location", report_json_queue_location(&b, r));
 	jb_add(&b, o, "capture", report_json_capture(&b, r));
 	jb_add(&b, o, "buffer", json_buffers(&b, r));
+	jb_add(&b, o, "queue", report_json_queue(&b, r));
 	jb_add(&b, o, "grade", json_grades(&b, r));
 	jb_add(&b, o, "shaper_advice_mbps",
 	      jb_pair(&b, "down", jb_num(&b, r->shaper_down_mbps, DEC_MBPS), "up",

@@ -8,6 +8,7 @@
 #include "client/model/fleet.h"
 #include "client/report/format.h"
 #include "client/report/httpnote.h"
+#include "client/report/queuewords.h"
 #include "client/report/text_hops.h"
 #include "client/report/text_probes.h"
 #include "client/report/verdict.h"
@@ -204,6 +205,26 @@ static void text_buffers(const struct test_result *r, FILE *out)
 		text_buffer_line(r, "downlink", PHASE_BIDIR, &r->buffer_bidir_down, out);
 	if (r->buffer_bidir_up.valid)
 		text_buffer_line(r, "uplink", PHASE_BIDIR, &r->buffer_bidir_up, out);
+}
+
+/* -v: what manages each loaded direction's queue, the evidence, and what to change. */
+static void text_queue(const struct test_result *r, FILE *out)
+{
+	const struct queue_verdict *q[2] = { &r->queue_down, &r->queue_up };
+	const double shaper[2] = { r->shaper_down_mbps, r->shaper_up_mbps };
+	char line[512], advice[160];
+
+	if (q[0]->verdict == NULL && q[1]->verdict == NULL)
+		return;
+	fprintf(out, "Queue (what manages it):\n");
+	for (int i = 0; i < 2; i++) {
+		if (q[i]->verdict == NULL)
+			continue;
+		queuewords_advice(q[i], shaper[i], advice, sizeof(advice));
+		snprintf(line, sizeof(line), "%s: %s%s%s", q[i]->verdict, q[i]->evidence,
+			 advice[0] ? "; advice: " : "", advice);
+		report_wrap(out, i ? "  uplink    " : "  downlink  ", line, 12, TEXT_WIDTH);
+	}
 }
 
 static void text_warnings(const struct test_result *r, FILE *out)
@@ -513,6 +534,7 @@ static void text_detail(const struct test_result *r, FILE *out)
 	text_oneway(r, out);
 	report_text_probes(r, out);
 	text_buffers(r, out);
+	text_queue(r, out);
 	fputc('\n', out);
 	text_grades(r, out);
 	text_drops(r, out);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "client/report/format.h"
+#include "client/report/queuewords.h"
 #include "common/clock.h"
 
 static void verdict_add(struct verdict *v, const char *label, const char *fmt, ...)
@@ -93,6 +94,12 @@ static void verdict_headline(const struct test_result *r, struct verdict *v)
 		    v->grade, worst, idle);
 }
 
+/* Whether a direction's verdict is a managed queue (AQM or flow queuing), or it was not loaded. */
+static int managed_or_absent(const struct queue_verdict *q)
+{
+	return q->verdict == NULL || strcmp(q->verdict, "aqm") == 0 || strcmp(q->verdict, "fq") == 0;
+}
+
 static void verdict_advice(const struct test_result *r, struct verdict *v)
 {
 	char d[16], u[16];
@@ -101,6 +108,13 @@ static void verdict_advice(const struct test_result *r, struct verdict *v)
 		return;
 	if (!v->bloated) {
 		verdict_add(v, "Advice", "no bufferbloat to fix");
+		return;
+	}
+	/* Shaping in front of a queue that is already managed moves nothing. */
+	if ((r->queue_down.verdict || r->queue_up.verdict) && managed_or_absent(&r->queue_down) &&
+	    managed_or_absent(&r->queue_up)) {
+		verdict_add(v, "Advice", "the queue is already managed; the delay is the AQM's own "
+			    "target or another queue: see the Queue line");
 		return;
 	}
 	if (!isfinite(r->shaper_down_mbps) && !isfinite(r->shaper_up_mbps)) {
@@ -145,6 +159,22 @@ static void verdict_last_reply(const struct test_result *r, struct verdict *v)
 		    r->aborted_ns - last >= NS_PER_SEC ? " (replies stopped there)" : "", load);
 }
 
+/* What manages each loaded direction's queue, in one line. */
+static void verdict_queue(const struct test_result *r, struct verdict *v)
+{
+	char d[64], u[64];
+
+	if (r->queue_down.verdict == NULL && r->queue_up.verdict == NULL)
+		return;
+	queuewords_phrase(&r->queue_down, d, sizeof(d));
+	queuewords_phrase(&r->queue_up, u, sizeof(u));
+	if (r->queue_down.verdict && r->queue_up.verdict)
+		verdict_add(v, "Queue", "down %s; up %s", d, u);
+	else
+		verdict_add(v, "Queue", "%s %s", r->queue_down.verdict ? "down" : "up",
+			    r->queue_down.verdict ? d : u);
+}
+
 void verdict_build(const struct test_result *r, struct verdict *v)
 {
 	memset(v, 0, sizeof(*v));
@@ -159,4 +189,5 @@ void verdict_build(const struct test_result *r, struct verdict *v)
 	verdict_direction(r, v, PHASE_UPLOAD);
 	verdict_both(r, v);
 	verdict_advice(r, v);
+	verdict_queue(r, v);
 }

@@ -1,0 +1,115 @@
+/* analysis_queue: the queue verdict's inputs, from the run's series. */
+#include "client/analysis/analysis_queue.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+#include "client/analysis/analysis.h"
+#include "client/analysis/queueverdict.h"
+#include "common/stats.h"
+
+/* The load flows' own RTT (ms) in [from, to): the client's TCP_INFO of this direction's flows —
+ * the smoothed RTT of upload flows (the client sends), the receiver's RTT estimate of download
+ * flows (the client only receives). Median, or NAN without samples. */
+static double flow_rtt_ms(const struct test_result *r, int up, int64_t from, int64_t to)
+{
+	double *v = malloc((r->nflows + 1) * sizeof(*v));
+	size_t n = 0;
+	double med = NAN;
+
+	if (v == NULL)
+		return NAN;
+	for (size_t i = 0; i < r->nflows; i++) {
+		const struct flow_sample *f = &r->flows[i];
+		uint32_t us = up ? f->rtt_us : f->rcv_rtt_us;
+
+		if (f->up == up && f->t_ns >= from && f->t_ns < to && us > 0)
+			v[n++] = us / 1e3;
+	}
+	if (n > 0) {
+		struct stats_summary s;
+
+		if (stats_summarize(v, n, &s) == 0)
+			med = s.p50;
+	}
+	free(v);
+	return med;
+}
+
+#define FLOOR_BLOCK_MS 100.0 /* CoDel's interval: it keeps each interval's minimum near target */
+
+/* The floor of the queue: the median over 100 ms blocks of the probes' smallest queueing delay
+ * in the block — what CoDel keeps near its target (RFC 8289: the minimum sojourn time over an
+ * interval). NAN without samples. */
+static double queue_floor_ms(const struct test_result *r, const struct phase_result *ph, int up)
+{
+	struct delay_ref ref = analysis_delay_ref(r, up ? DELAY_UP : DELAY_DOWN);
+	double *q = malloc((r->nprobes + 1) * sizeof(*q));
+	double *mins = malloc((r->nprobes + 1) * sizeof(*mins));
+	size_t block = r->cfg.interval_ms > 0 ? (size_t)(FLOOR_BLOCK_MS / r->cfg.interval_ms) : 10;
+	double floor_ms = NAN;
+
+	if (q != NULL && mins != NULL) {
+		size_t m = analysis_queue_samples(r->probes, r->nprobes, result_window_start(ph),
+						  ph->end_ns, &ref, q);
+		size_t k;
+		struct stats_summary s;
+
+		for (size_t i = 0; i < m; i++) /* minima as maxima of the negated series */
+			q[i] = -q[i];
+		k = analysis_block_maxima(q, m, block > 0 ? block : 1, mins);
+		for (size_t i = 0; i < k; i++)
+			mins[i] = -mins[i];
+		if (k > 0 && stats_summarize(mins, k, &s) == 0)
+			floor_ms = s.p50;
+	}
+	free(q);
+	free(mins);
+	return floor_ms;
+}
+
+static void analysis_queue_dir(struct test_result *r, const struct phase_result *ph, int up,
+			       const struct buffer_estimate *b, struct queue_verdict *v)
+{
+	const struct stats_summary *q = up ? &ph->q_up_ms : &ph->q_down_ms;
+	const struct loss_pattern *lp = up ? &ph->loss_up : &ph->loss_down;
+	double rtt = flow_rtt_ms(r, up, result_window_start(ph), ph->end_ns);
+	double rate = up ? ph->up_mbps : ph->down_mbps;
+	struct queueverdict_input in = {
+		.saturated = ph->saturated,
+		.rate_mbps = rate * (isnan(r->ip_overhead) ? 1.0 : r->ip_overhead),
+		.top_ms = b->valid ? b->ms : NAN,
+		.sustained_ms = b->valid ? b->sustained_ms : NAN,
+		.lost = lp->lost,
+		.q_before_ms = lp->q_before_ms,
+		.retrans = up ? ph->retrans_up : ph->retrans_down,
+		.ce = -1,
+		.floor_ms = queue_floor_ms(r, ph, up),
+		.flow_q_ms = isfinite(rtt) && isfinite(r->rtt0_ms) ? rtt - r->rtt0_ms : NAN,
+	};
+
+	if (q->n > 0) { /* one-way delays */
+		in.q_p50_ms = q->p50;
+		in.q_p95_ms = q->p95;
+	} else if (ph->rtt_ms.n > 0 && isfinite(r->rtt0_ms)) { /* the round trip, both ways */
+		in.q_p50_ms = ph->rtt_ms.p50 - r->rtt0_ms;
+		in.q_p95_ms = ph->rtt_ms.p95 - r->rtt0_ms;
+	} else {
+		in.q_p50_ms = in.q_p95_ms = NAN;
+	}
+	if (r->capture.ran) /* the whole run's CE marks on packets going this way */
+		in.ce = (int64_t)(up ? r->capture.sum.up.ce : r->capture.sum.down.ce);
+	queueverdict_classify(&in, v);
+}
+
+void analysis_queue(struct test_result *r)
+{
+	const struct phase_result *d = result_find_phase(r, PHASE_DOWNLOAD);
+	const struct phase_result *u = result_find_phase(r, PHASE_UPLOAD);
+
+	r->queue_down.verdict = r->queue_up.verdict = NULL;
+	if (d != NULL && !r->http)
+		analysis_queue_dir(r, d, 0, &r->buffer_down, &r->queue_down);
+	if (u != NULL && !r->http)
+		analysis_queue_dir(r, u, 1, &r->buffer_up, &r->queue_up);
+}

@@ -1,0 +1,16 @@
+/* json_queue: the "queue" object of the JSON report — what manages each loaded direction's
+ * queue (client/analysis/queueverdict). Reads the result only. Layer: client/report; called by
+ * json.c. */
+#ifndef BM_REPORT_JSON_QUEUE_H
+#define BM_REPORT_JSON_QUEUE_H
+
+#include <json-c/json.h>
+
+#include "client/model/result.h"
+
+struct jb;
+
+/* {download, upload}: each a verdict object, or null when that direction was not loaded. */
+json_object *report_json_queue(struct jb *b, const struct test_result *r);
+
+#endif

@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# The queue verdict (queue.download/upload, client/analysis/queueverdict.c) on each userspace
+# bottleneck the lab emulates (--qdisc on TUN devices, 20 Mbit/s each way):
+#   fifo:    100 ms tail-drop FIFO  → fifo both ways, its buffer (top_ms) within 10 % of 100 ms;
+#   codel:   CoDel, 200 ms limit    → aqm both ways, the standing queue under 20 ms (CoDel's
+#            target is 5 ms, RFC 8289) — far below the limit;
+#   fqcodel: FQ-CoDel, 200 ms limit → fq both ways: the probes' standing queue under 3 ms;
+#   pie:     PIE, 200 ms limit      → aqm both ways, the standing queue within 15 ± 8 ms (PIE's
+#            target delay, RFC 8033).
+# Each case demands its own verdict, so a classifier that said aqm for the FIFO, or fifo for
+# CoDel, fails here. The verdicts are classification checks (CPU steal does not void them); the
+# figures are accuracy checks (steal.sh).
+#   lab_queue.sh BINDIR fifo|codel|fqcodel|pie
+set -euo pipefail
+bindir=$1 kind=$2
+. "$(dirname "$0")/../lib/require.sh"
+need_root "network namespaces and TUN devices for the userspace bottleneck"
+need_cmd jq jq ip iproute2
+need_py_module /usr/bin/python3 jsonschema python3-jsonschema
+[ -c /dev/net/tun ] || { echo "FAIL: /dev/net/tun is missing (kernel module tun)"; exit 1; }
+. "$(dirname "$0")/steal.sh"
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+fail=0
+r=$out/report.json
+check() { if eval "$2"; then echo "ok   $1"; else echo "FAIL $1"; fail=1; fi; }
+accuracy() { if eval "$2"; then echo "ok   $1"; else accuracy_fail "$1"; fi; }
+# between V LO HI: V is a number within [LO, HI] (null is not).
+between() { awk -v v="$1" -v l="$2" -v h="$3" 'BEGIN { exit !(v != "null" && v != "" && v >= l && v <= h) }'; }
+
+case $kind in
+fifo) buf=100 want=fifo ;;
+codel | pie) buf=200 want=aqm ;;
+fqcodel) buf=200 want=fq ;;
+*) echo "usage: lab_queue.sh BINDIR fifo|codel|fqcodel|pie"; exit 2 ;;
+esac
+steal0=$(steal_read)
+rc=0
+"$bindir/bloatmeter" lab --down-rate 20mbit --up-rate 20mbit --qdisc "$kind" \
+	--down-buffer $buf --up-buffer $buf --phases idle,download,upload --json "$r" -v \
+	> "$out/report.txt" &
+pid=$!
+wait $pid || rc=$?
+steal=$(steal_pct "$steal0" "$(steal_read)")
+cat "$out/report.txt"
+[ $rc -eq 0 ] || { echo "FAIL queue $kind: bloatmeter lab exited $rc"; exit 1; }
+/usr/bin/python3 -m jsonschema -i "$r" "$(dirname "$0")/../../docs/report.schema.json" ||
+	{ echo "FAIL queue $kind: report does not match docs/report.schema.json"; fail=1; }
+check "truth names the qdisc $kind" "jq -e '.lab.truth.qdisc == \"$kind\"' '$r' > /dev/null"
+jq -c '.queue' "$r"
+for dir in download upload; do
+	v=$(jq -r ".queue.$dir.verdict" "$r")
+	standing=$(jq ".queue.$dir.standing_ms" "$r") top=$(jq ".queue.$dir.top_ms" "$r")
+	check "$dir queue verdict '$v' is '$want' ($(jq -r ".queue.$dir.evidence" "$r"))" \
+		"[ '$v' = '$want' ]"
+	case $kind in
+	fifo) accuracy "$dir FIFO buffer $top ms within 10 % of 100 ms" "between '$top' 90 110" ;;
+	codel) accuracy "$dir CoDel standing queue $standing ms under 20 ms (limit 200 ms)" \
+		"between '$standing' 0 20" ;;
+	fqcodel) accuracy "$dir FQ-CoDel: the probes' standing queue $standing ms under 3 ms" \
+		"between '$standing' 0 3" ;;
+	pie) accuracy "$dir PIE standing queue $standing ms within 15 ± 8 ms" \
+		"between '$standing' 7 23" ;;
+	esac
+done
+check "the verdict block has the Queue line" "grep -q '^Queue ' '$out/report.txt'"
+leftover=$(ip netns list | grep -c "^bm$pid-" || true)
+check "no lab namespaces left" "[ '$leftover' -eq 0 ]"
+steal_verdict "queue $kind" "$fail" "$accuracy_fail" "$steal" || exit 1
+echo "PASS queue $kind"
