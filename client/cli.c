@@ -29,6 +29,7 @@
 #include "client/report/json.h"
 #include "client/report/prom.h"
 #include "client/report/text.h"
+#include "client/run/ecn.h"
 #include "client/run/fleetrace.h"
 #include "client/run/httpmode.h"
 #include "client/run/measure.h"
@@ -131,6 +132,9 @@ static void cli_option(enum client_opt opt, const char *arg, struct client_confi
 		break;
 	case CLIOPT_DSCP:
 		cfg->dscp = (int)cli_long(arg, 0, 63, "invalid --dscp (0-63)");
+		break;
+	case CLIOPT_ECN:
+		cfg->ecn = 1;
 		break;
 	case CLIOPT_DNS_RESOLVER:
 		if (arg[0] == '\0' || strlen(arg) > 64)
@@ -413,8 +417,14 @@ enum {
 static int cli_measure(const struct client_config *cfg, struct test_result *res)
 {
 	char err[256];
-	int rc = cfg->http_url ? httpmode_run(cfg, res, err, sizeof(err))
-			       : measure_run(cfg, res, err, sizeof(err));
+	int rc;
+
+	if (cfg->ecn && !res->ecn.requested) /* the lab asked already, in its own namespace */
+		ecn_request(0, &res->ecn);
+	if (res->ecn.requested)
+		log_info("ECN: %s", res->ecn.how);
+	rc = cfg->http_url ? httpmode_run(cfg, res, err, sizeof(err))
+			   : measure_run(cfg, res, err, sizeof(err));
 
 	if (rc < 0) {
 		log_error("%s", err);
@@ -488,6 +498,8 @@ static int cli_lab(struct client_config *cfg, const struct lab_config *lcfg, str
 	if (!cfg->probes_set)
 		cfg->probes |= PROBE_BIT(PROBE_PCAP);
 	result_init(res, cfg);
+	if (cfg->ecn) /* in the lab's client namespace: setting tcp_ecn there touches nothing else */
+		ecn_request(1, &res->ecn);
 	rc = cli_measure(cfg, res);
 	if (lab_leave_client(lab) < 0)
 		log_warnx("cannot return to the original network namespace");

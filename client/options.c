@@ -72,6 +72,10 @@ static const struct client_option options_table[CLIOPT_COUNT] = {
 				    "inflow 100 per direction; udp is -i)" },
 	[CLIOPT_DSCP] = { "dscp", 0, "N", CLIOPT_ALL,
 			  "DSCP (0-63) on probe packets, e.g. 46 (EF)" },
+	[CLIOPT_ECN] = { "ecn", 0, NULL, CLIOPT_ALL,
+			 "ask for ECN on the load flows (the network namespace's\n"
+			 "net.ipv4.tcp_ecn; the lab sets it in its client) and\n"
+			 "report whether the path marks or drops" },
 	[CLIOPT_DNS_RESOLVER] = { "dns-resolver", 0, "ADDRESS|system", CLIOPT_ALL,
 				  "also time DNS queries to a real resolver" },
 	[CLIOPT_PCAP_FILE] = { "pcap-file", 0, "FILE", CLIOPT_ALL,

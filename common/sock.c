@@ -108,6 +108,11 @@ int sock_tcp_info(int fd, struct sock_tcp_stats *st)
 	st->snd_cwnd = ti.tcpi_snd_cwnd;
 	st->total_retrans = ti.tcpi_total_retrans;
 	st->timestamps = (ti.tcpi_options & TCPI_OPT_TIMESTAMPS) != 0;
+	st->ecn = (ti.tcpi_options & TCPI_OPT_ECN) != 0;
+	/* An older kernel fills a shorter struct: the field is known only when it was written. */
+	st->delivered_ce_known = l >= offsetof(struct tcp_info, tcpi_delivered_ce) +
+					      sizeof(ti.tcpi_delivered_ce);
+	st->delivered_ce = st->delivered_ce_known ? ti.tcpi_delivered_ce : 0;
 	st->delivery_rate = ti.tcpi_delivery_rate;
 	st->bytes_acked = ti.tcpi_bytes_acked;
 	st->busy_us = ti.tcpi_busy_time;

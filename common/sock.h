@@ -40,6 +40,9 @@ struct sock_tcp_stats {
 	uint32_t rcv_rtt_us;       /* the receiver's RTT estimate (a pure receiver's only one) */
 	uint32_t snd_cwnd, total_retrans;
 	int timestamps;            /* TCP timestamp option negotiated */
+	int ecn;                   /* ECN negotiated at the handshake */
+	int delivered_ce_known;    /* the kernel reports tcpi_delivered_ce (4.18+) */
+	uint32_t delivered_ce;     /* packets the peer acknowledged as CE-marked (a sender's) */
 	uint64_t delivery_rate;    /* bytes/s */
 	uint64_t bytes_acked;
 	uint64_t busy_us, rwnd_limited_us, sndbuf_limited_us;

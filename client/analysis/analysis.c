@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "client/analysis/analysis_ecn.h"
 #include "client/analysis/analysis_hops.h"
 #include "client/analysis/analysis_probes.h"
 #include "client/analysis/analysis_queue.h"
@@ -780,6 +781,7 @@ void analysis_run(struct test_result *r)
 			    (double)r->server_max_rate_bps / 1e6);
 	analysis_buffers(r);
 	analysis_patterns(r);
+	analysis_ecn(r);
 	analysis_queue(r);
 	lowerbound_apply(r);
 	analysis_recovery(r);

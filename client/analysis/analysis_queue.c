@@ -97,7 +97,9 @@ static void analysis_queue_dir(struct test_result *r, const struct phase_result 
 	} else {
 		in.q_p50_ms = in.q_p95_ms = NAN;
 	}
-	if (r->capture.ran) /* the whole run's CE marks on packets going this way */
+	if (r->ecn.requested) /* the whole run's CE marks this way (analysis_ecn) */
+		in.ce = up ? r->ecn.ce_up : r->ecn.ce_down;
+	else if (r->capture.ran) /* the capture's, at the client */
 		in.ce = (int64_t)(up ? r->capture.sum.up.ce : r->capture.sum.down.ce);
 	queueverdict_classify(&in, v);
 }

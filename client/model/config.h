@@ -43,6 +43,7 @@ struct client_config {
 	int probes_set;           /* --probes was given (the lab adds pcap otherwise) */
 	double probe_interval_ms[PROBE_KINDS]; /* per kind; [PROBE_UDP] mirrors interval_ms */
 	int dscp;                 /* DSCP of probe packets, -1: leave the default */
+	int ecn;                  /* --ecn: ask for ECN on the load flows */
 	const char *dns_resolver; /* --dns-resolver ADDR|system, NULL: only the server's */
 	const char *pcap_file;    /* --pcap-file FILE: save the capture */
 	int quiet;                /* -q */

@@ -51,6 +51,8 @@ struct flow_sample {
 	uint32_t total_retrans, snd_cwnd;
 	uint64_t delivery_rate;   /* bytes/s */
 	uint64_t busy_us, rwnd_limited_us, sndbuf_limited_us;
+	uint8_t ecn;              /* ECN negotiated */
+	int64_t delivered_ce;     /* CE marks the peer echoed (an upload flow's); -1 unknown */
 };
 
 /* Cumulative bytes seen by a receiver at time t (client clock). */
@@ -198,6 +200,21 @@ struct buffer_estimate {
 				      * "random loss", "managed queue", "unstable" */
 };
 
+/* --ecn: how ECN was asked for, what the load flows negotiated, and whether the path marked
+ * (client/run/ecn.c requests it; client/analysis/analysis_ecn.c judges it). */
+struct ecn_report {
+	int requested;             /* --ecn */
+	int enabled;               /* the namespace requests ECN on new connections (tcp_ecn 1) */
+	int sysctl;                /* net.ipv4.tcp_ecn as found (-1 unreadable) */
+	char how[192];             /* how it was asked for, or why it could not be */
+	int flows, flows_ecn;      /* load flows seen in TCP_INFO; of them, ECN negotiated */
+	int64_t ce_down, ce_up;    /* CE marks per direction: the capture's, else (up) TCP_INFO's
+				    * delivered_ce; -1 unknown */
+	int64_t retrans;           /* the loaded phases' retransmissions (-1 unknown) */
+	const char *verdict;       /* marks|drops|not negotiated|unknown; NULL without --ecn */
+	char evidence[224];
+};
+
 /* What manages the queue of one loaded direction (client/analysis/queueverdict.c). */
 struct queue_verdict {
 	const char *verdict;       /* fifo|aqm|fq|policer|unknown; NULL: the direction was not loaded */
@@ -247,6 +264,7 @@ struct test_result {
 	struct buffer_estimate buffer_bidir_down, buffer_bidir_up;
 	/* What manages each direction's queue, from its own loaded phase. */
 	struct queue_verdict queue_down, queue_up;
+	struct ecn_report ecn;
 
 	/* Auxiliary probe kinds (ICMP, DNS, new TCP connections, in-flow, passive capture). */
 	struct probe_series series[RESULT_MAX_SERIES];

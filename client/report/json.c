@@ -617,6 +617,7 @@ json_object *report_json(const struct test_result *r)
 	jb_add(&b, o, "capture", report_json_capture(&b, r));
 	jb_add(&b, o, "buffer", json_buffers(&b, r));
 	jb_add(&b, o, "queue", report_json_queue(&b, r));
+	jb_add(&b, o, "ecn", report_json_ecn(&b, r));
 	jb_add(&b, o, "grade", json_grades(&b, r));
 	jb_add(&b, o, "shaper_advice_mbps",
 	      jb_pair(&b, "down", jb_num(&b, r->shaper_down_mbps, DEC_MBPS), "up",

@@ -35,3 +35,24 @@ json_object *report_json_queue(struct jb *b, const struct test_result *r)
 	return jb_pair(b, "download", json_verdict(b, &r->queue_down), "upload",
 		       json_verdict(b, &r->queue_up));
 }
+
+json_object *report_json_ecn(struct jb *b, const struct test_result *r)
+{
+	const struct ecn_report *e = &r->ecn;
+	json_object *o;
+
+	if (!e->requested)
+		return NULL;
+	o = jb_obj(b);
+	jb_add(b, o, "enabled", jb_bool(b, e->enabled));
+	jb_add(b, o, "tcp_ecn", e->sysctl < 0 ? NULL : jb_int(b, e->sysctl));
+	jb_add(b, o, "how", jb_str(b, e->how));
+	jb_add(b, o, "flows", jb_int(b, e->flows));
+	jb_add(b, o, "flows_ecn", jb_int(b, e->flows_ecn));
+	jb_add(b, o, "ce_down", json_count(b, e->ce_down));
+	jb_add(b, o, "ce_up", json_count(b, e->ce_up));
+	jb_add(b, o, "retransmissions", json_count(b, e->retrans));
+	jb_add(b, o, "verdict", jb_str(b, e->verdict ? e->verdict : "unknown"));
+	jb_add(b, o, "evidence", jb_str(b, e->evidence));
+	return o;
+}

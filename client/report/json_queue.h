@@ -1,5 +1,5 @@
-/* json_queue: the "queue" object of the JSON report — what manages each loaded direction's
- * queue (client/analysis/queueverdict). Reads the result only. Layer: client/report; called by
+/* json_queue: the "queue" and "ecn" objects of the JSON report — what manages each loaded
+ * direction's queue (client/analysis/queueverdict) and how it signals congestion with --ecn. Reads the result only. Layer: client/report; called by
  * json.c. */
 #ifndef BM_REPORT_JSON_QUEUE_H
 #define BM_REPORT_JSON_QUEUE_H
@@ -12,5 +12,8 @@ struct jb;
 
 /* {download, upload}: each a verdict object, or null when that direction was not loaded. */
 json_object *report_json_queue(struct jb *b, const struct test_result *r);
+/* --ecn: how it was asked for, what the flows negotiated, the CE marks and the verdict; null
+ * without --ecn. */
+json_object *report_json_ecn(struct jb *b, const struct test_result *r);
 
 #endif

@@ -225,6 +225,10 @@ static void text_queue(const struct test_result *r, FILE *out)
 			 advice[0] ? "; advice: " : "", advice);
 		report_wrap(out, i ? "  uplink    " : "  downlink  ", line, 12, TEXT_WIDTH);
 	}
+	if (r->ecn.requested) {
+		snprintf(line, sizeof(line), "%s; %s", r->ecn.evidence, r->ecn.how);
+		report_wrap(out, "  ECN       ", line, 12, TEXT_WIDTH);
+	}
 }
 
 static void text_warnings(const struct test_result *r, FILE *out)

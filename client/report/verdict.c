@@ -175,6 +175,27 @@ static void verdict_queue(const struct test_result *r, struct verdict *v)
 			    r->queue_down.verdict ? d : u);
 }
 
+/* --ecn: marks or drops, in one line (the evidence sentence is in the JSON and under -v). */
+static void verdict_ecn(const struct test_result *r, struct verdict *v)
+{
+	const struct ecn_report *e = &r->ecn;
+	long long ce = (e->ce_down > 0 ? e->ce_down : 0) + (e->ce_up > 0 ? e->ce_up : 0);
+	long long rt = e->retrans > 0 ? (long long)e->retrans : 0;
+
+	if (!e->requested || e->verdict == NULL)
+		return;
+	if (strcmp(e->verdict, "marks") == 0)
+		verdict_add(v, "ECN", "the path marks (CE) instead of dropping: %lld CE, %lld "
+			    "retransmissions", ce, rt);
+	else if (strcmp(e->verdict, "drops") == 0)
+		verdict_add(v, "ECN", "the path drops instead of marking: %lld retransmissions, "
+			    "%lld CE", rt, ce);
+	else if (strcmp(e->verdict, "not negotiated") == 0)
+		verdict_add(v, "ECN", "requested, but no load flow negotiated it");
+	else
+		verdict_add(v, "ECN", "negotiated; no CE marks or drops seen");
+}
+
 void verdict_build(const struct test_result *r, struct verdict *v)
 {
 	memset(v, 0, sizeof(*v));
@@ -190,4 +211,5 @@ void verdict_build(const struct test_result *r, struct verdict *v)
 	verdict_both(r, v);
 	verdict_advice(r, v);
 	verdict_queue(r, v);
+	verdict_ecn(r, v);
 }

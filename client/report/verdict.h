@@ -7,7 +7,7 @@
 
 #include "client/model/result.h"
 
-#define VERDICT_LINES 8
+#define VERDICT_LINES 10
 #define VERDICT_LABEL 12  /* label column, padded */
 #define VERDICT_VALUE 160 /* room for a value; the text writer wraps it at 80 columns */
 

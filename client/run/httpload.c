@@ -319,6 +319,8 @@ void httpload_sample(struct httpload *l, int64_t now, struct flow_sample **arr, 
 			.total_retrans = st.total_retrans, .snd_cwnd = st.snd_cwnd,
 			.delivery_rate = st.delivery_rate, .busy_us = st.busy_us,
 			.rwnd_limited_us = st.rwnd_limited_us, .sndbuf_limited_us = st.sndbuf_limited_us,
+			.ecn = (uint8_t)st.ecn,
+			.delivered_ce = st.delivered_ce_known ? (int64_t)st.delivered_ce : -1,
 		};
 	}
 }

@@ -719,6 +719,8 @@ static void load_sample_callback(evutil_socket_t fd, short what, void *arg)
 			.total_retrans = ti.total_retrans, .snd_cwnd = ti.snd_cwnd,
 			.delivery_rate = ti.delivery_rate, .busy_us = ti.busy_us,
 			.rwnd_limited_us = ti.rwnd_limited_us, .sndbuf_limited_us = ti.sndbuf_limited_us,
+			.ecn = (uint8_t)ti.ecn,
+			.delivered_ce = ti.delivered_ce_known ? (int64_t)ti.delivered_ce : -1,
 		};
 	}
 }

@@ -6,11 +6,16 @@
 #            target is 5 ms, RFC 8289) — far below the limit;
 #   fqcodel: FQ-CoDel, 200 ms limit → fq both ways: the probes' standing queue under 3 ms;
 #   pie:     PIE, 200 ms limit      → aqm both ways, the standing queue within 15 ± 8 ms (PIE's
-#            target delay, RFC 8033).
+#            target delay, RFC 8033);
+#   ecn:     CoDel with --ecn-mark, the client's --ecn → every load flow negotiates ECN, the
+#            path marks: CE marks both ways, almost no retransmissions (at most 20, or 1 % of
+#            the marks), aqm both ways;
+#   ecn-drops: CoDel without marking, the client's --ecn → the flows negotiate ECN but the
+#            path drops: no CE mark, retransmissions.
 # Each case demands its own verdict, so a classifier that said aqm for the FIFO, or fifo for
 # CoDel, fails here. The verdicts are classification checks (CPU steal does not void them); the
 # figures are accuracy checks (steal.sh).
-#   lab_queue.sh BINDIR fifo|codel|fqcodel|pie
+#   lab_queue.sh BINDIR fifo|codel|fqcodel|pie|ecn|ecn-drops
 set -euo pipefail
 bindir=$1 kind=$2
 . "$(dirname "$0")/../lib/require.sh"
@@ -28,15 +33,18 @@ accuracy() { if eval "$2"; then echo "ok   $1"; else accuracy_fail "$1"; fi; }
 # between V LO HI: V is a number within [LO, HI] (null is not).
 between() { awk -v v="$1" -v l="$2" -v h="$3" 'BEGIN { exit !(v != "null" && v != "" && v >= l && v <= h) }'; }
 
+qdisc=$kind extra=()
 case $kind in
 fifo) buf=100 want=fifo ;;
 codel | pie) buf=200 want=aqm ;;
 fqcodel) buf=200 want=fq ;;
-*) echo "usage: lab_queue.sh BINDIR fifo|codel|fqcodel|pie"; exit 2 ;;
+ecn) buf=200 want=aqm qdisc=codel extra=(--ecn-mark --ecn) ;;
+ecn-drops) buf=200 want=aqm qdisc=codel extra=(--ecn) ;;
+*) echo "usage: lab_queue.sh BINDIR fifo|codel|fqcodel|pie|ecn|ecn-drops"; exit 2 ;;
 esac
 steal0=$(steal_read)
 rc=0
-"$bindir/bloatmeter" lab --down-rate 20mbit --up-rate 20mbit --qdisc "$kind" \
+"$bindir/bloatmeter" lab --down-rate 20mbit --up-rate 20mbit --qdisc "$qdisc" "${extra[@]}" \
 	--down-buffer $buf --up-buffer $buf --phases idle,download,upload --json "$r" -v \
 	> "$out/report.txt" &
 pid=$!
@@ -46,8 +54,8 @@ cat "$out/report.txt"
 [ $rc -eq 0 ] || { echo "FAIL queue $kind: bloatmeter lab exited $rc"; exit 1; }
 /usr/bin/python3 -m jsonschema -i "$r" "$(dirname "$0")/../../docs/report.schema.json" ||
 	{ echo "FAIL queue $kind: report does not match docs/report.schema.json"; fail=1; }
-check "truth names the qdisc $kind" "jq -e '.lab.truth.qdisc == \"$kind\"' '$r' > /dev/null"
-jq -c '.queue' "$r"
+check "truth names the qdisc $qdisc" "jq -e '.lab.truth.qdisc == \"$qdisc\"' '$r' > /dev/null"
+jq -c '.queue, .ecn' "$r"
 for dir in download upload; do
 	v=$(jq -r ".queue.$dir.verdict" "$r")
 	standing=$(jq ".queue.$dir.standing_ms" "$r") top=$(jq ".queue.$dir.top_ms" "$r")
@@ -63,6 +71,29 @@ for dir in download upload; do
 		"between '$standing' 7 23" ;;
 	esac
 done
+case $kind in
+ecn | ecn-drops)
+	flows=$(jq '.ecn.flows' "$r") flows_ecn=$(jq '.ecn.flows_ecn' "$r") ev=$(jq -r '.ecn.verdict' "$r")
+	ce_down=$(jq '.ecn.ce_down' "$r") ce_up=$(jq '.ecn.ce_up' "$r") rt=$(jq '.ecn.retransmissions' "$r")
+	check "ECN enabled in the lab's client namespace ($(jq -r .ecn.how "$r"))" \
+		"jq -e '.ecn.enabled == true' '$r' > /dev/null"
+	check "all $flows load flows negotiated ECN ($flows_ecn)" "[ '$flows' -gt 0 ] && [ '$flows' = '$flows_ecn' ]"
+	;;
+esac
+case $kind in
+ecn)
+	check "ECN verdict '$ev' is 'marks' ($(jq -r .ecn.evidence "$r"))" "[ '$ev' = marks ]"
+	check "CE marks both ways: $ce_down down, $ce_up up" "[ '$ce_down' -gt 0 ] && [ '$ce_up' -gt 0 ]"
+	check "near-zero retransmissions: $rt (at most 20 or 1 % of the marks)" \
+		"awk -v r='$rt' -v c=\$(( ce_down + ce_up )) 'BEGIN { exit !(r <= 20 || r <= c / 100) }'"
+	check "the verdict block says the path marks" "grep -q '^ECN .*marks (CE) instead of dropping' '$out/report.txt'"
+	;;
+ecn-drops)
+	check "ECN verdict '$ev' is 'drops' ($(jq -r .ecn.evidence "$r"))" "[ '$ev' = drops ]"
+	check "no CE marks: $ce_down down, $ce_up up" "[ '$ce_down' -eq 0 ] && [ '$ce_up' -eq 0 ]"
+	check "the verdict block says the path drops" "grep -q '^ECN .*drops instead of marking' '$out/report.txt'"
+	;;
+esac
 check "the verdict block has the Queue line" "grep -q '^Queue ' '$out/report.txt'"
 leftover=$(ip netns list | grep -c "^bm$pid-" || true)
 check "no lab namespaces left" "[ '$leftover' -eq 0 ]"
