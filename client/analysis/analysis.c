@@ -439,11 +439,6 @@ static void analysis_oneway(struct test_result *r)
 	free(q);
 }
 
-struct delay_ref analysis_delay_ref(const struct test_result *r, enum delay_kind oneway)
-{
-	return delay_ref_for(r, oneway);
-}
-
 /* The reference for a direction's queueing delay: one-way when the clocks are synced. */
 static struct delay_ref delay_ref_for(const struct test_result *r, enum delay_kind oneway)
 {
@@ -684,6 +679,47 @@ static void analysis_recovery(struct test_result *r)
 	}
 }
 
+#define FLOOR_BLOCK_MS 100.0 /* CoDel's interval: it keeps each interval's minimum near target */
+
+/* The floor of the queue: the median over 100 ms blocks of the probes' smallest queueing delay
+ * in the block — what CoDel keeps near its target (RFC 8289: the minimum sojourn time over an
+ * interval). NAN without samples. */
+static double queue_floor_ms(const struct test_result *r, const struct phase_result *ph, int up)
+{
+	struct delay_ref ref = delay_ref_for(r, up ? DELAY_UP : DELAY_DOWN);
+	double *q = malloc((r->nprobes + 1) * sizeof(*q));
+	double *mins = malloc((r->nprobes + 1) * sizeof(*mins));
+	size_t block = r->cfg.interval_ms > 0 ? (size_t)(FLOOR_BLOCK_MS / r->cfg.interval_ms) : 10;
+	double floor_ms = NAN;
+
+	if (q != NULL && mins != NULL) {
+		size_t m = analysis_queue_samples(r->probes, r->nprobes, result_window_start(ph),
+						  ph->end_ns, &ref, q);
+		size_t k;
+		struct stats_summary s;
+
+		for (size_t i = 0; i < m; i++) /* minima as maxima of the negated series */
+			q[i] = -q[i];
+		k = analysis_block_maxima(q, m, block > 0 ? block : 1, mins);
+		for (size_t i = 0; i < k; i++)
+			mins[i] = -mins[i];
+		if (k > 0 && stats_summarize(mins, k, &s) == 0)
+			floor_ms = s.p50;
+	}
+	free(q);
+	free(mins);
+	return floor_ms;
+}
+
+/* The floor in the download phase's downlink and the upload phase's uplink. */
+static void analysis_queue_floors(struct test_result *r)
+{
+	const struct phase_result *d = result_find_phase(r, PHASE_DOWNLOAD);
+	const struct phase_result *u = result_find_phase(r, PHASE_UPLOAD);
+
+	analysis_queue(r, d ? queue_floor_ms(r, d, 0) : NAN, u ? queue_floor_ms(r, u, 1) : NAN);
+}
+
 /* DSLReports bands on latency increase: A+ < 5 ms, A < 30, B < 60, C < 200, D < 400, F. */
 const char *analysis_grade(double increase_ms)
 {
@@ -782,7 +818,7 @@ void analysis_run(struct test_result *r)
 	analysis_buffers(r);
 	analysis_patterns(r);
 	analysis_ecn(r);
-	analysis_queue(r);
+	analysis_queue_floors(r);
 	lowerbound_apply(r);
 	analysis_recovery(r);
 	analysis_grades(r);

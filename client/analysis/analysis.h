@@ -62,10 +62,6 @@ struct delay_ref {
 	const struct clock_fit *sync;  /* for DELAY_UP / DELAY_DOWN */
 };
 
-/* The reference for a direction's queueing delay (DELAY_UP or DELAY_DOWN): one-way when the
- * clocks are synced, else the round trip over rtt0. */
-struct delay_ref analysis_delay_ref(const struct test_result *r, enum delay_kind oneway);
-
 /* Queueing delays q = delay − base (ms) of replies to probes sent in [from, to), written to
  * q (room for n values). Returns how many. */
 size_t analysis_queue_samples(const struct probe_rec *p, size_t n, int64_t from, int64_t to,

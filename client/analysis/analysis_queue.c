@@ -4,7 +4,6 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "client/analysis/analysis.h"
 #include "client/analysis/queueverdict.h"
 #include "common/stats.h"
 
@@ -36,40 +35,9 @@ static double flow_rtt_ms(const struct test_result *r, int up, int64_t from, int
 	return med;
 }
 
-#define FLOOR_BLOCK_MS 100.0 /* CoDel's interval: it keeps each interval's minimum near target */
-
-/* The floor of the queue: the median over 100 ms blocks of the probes' smallest queueing delay
- * in the block — what CoDel keeps near its target (RFC 8289: the minimum sojourn time over an
- * interval). NAN without samples. */
-static double queue_floor_ms(const struct test_result *r, const struct phase_result *ph, int up)
-{
-	struct delay_ref ref = analysis_delay_ref(r, up ? DELAY_UP : DELAY_DOWN);
-	double *q = malloc((r->nprobes + 1) * sizeof(*q));
-	double *mins = malloc((r->nprobes + 1) * sizeof(*mins));
-	size_t block = r->cfg.interval_ms > 0 ? (size_t)(FLOOR_BLOCK_MS / r->cfg.interval_ms) : 10;
-	double floor_ms = NAN;
-
-	if (q != NULL && mins != NULL) {
-		size_t m = analysis_queue_samples(r->probes, r->nprobes, result_window_start(ph),
-						  ph->end_ns, &ref, q);
-		size_t k;
-		struct stats_summary s;
-
-		for (size_t i = 0; i < m; i++) /* minima as maxima of the negated series */
-			q[i] = -q[i];
-		k = analysis_block_maxima(q, m, block > 0 ? block : 1, mins);
-		for (size_t i = 0; i < k; i++)
-			mins[i] = -mins[i];
-		if (k > 0 && stats_summarize(mins, k, &s) == 0)
-			floor_ms = s.p50;
-	}
-	free(q);
-	free(mins);
-	return floor_ms;
-}
-
 static void analysis_queue_dir(struct test_result *r, const struct phase_result *ph, int up,
-			       const struct buffer_estimate *b, struct queue_verdict *v)
+			       const struct buffer_estimate *b, double floor_ms,
+			       struct queue_verdict *v)
 {
 	const struct stats_summary *q = up ? &ph->q_up_ms : &ph->q_down_ms;
 	const struct loss_pattern *lp = up ? &ph->loss_up : &ph->loss_down;
@@ -84,7 +52,7 @@ static void analysis_queue_dir(struct test_result *r, const struct phase_result 
 		.q_before_ms = lp->q_before_ms,
 		.retrans = up ? ph->retrans_up : ph->retrans_down,
 		.ce = -1,
-		.floor_ms = queue_floor_ms(r, ph, up),
+		.floor_ms = floor_ms,
 		.flow_q_ms = isfinite(rtt) && isfinite(r->rtt0_ms) ? rtt - r->rtt0_ms : NAN,
 	};
 
@@ -104,14 +72,14 @@ static void analysis_queue_dir(struct test_result *r, const struct phase_result 
 	queueverdict_classify(&in, v);
 }
 
-void analysis_queue(struct test_result *r)
+void analysis_queue(struct test_result *r, double floor_down_ms, double floor_up_ms)
 {
 	const struct phase_result *d = result_find_phase(r, PHASE_DOWNLOAD);
 	const struct phase_result *u = result_find_phase(r, PHASE_UPLOAD);
 
 	r->queue_down.verdict = r->queue_up.verdict = NULL;
 	if (d != NULL && !r->http)
-		analysis_queue_dir(r, d, 0, &r->buffer_down, &r->queue_down);
+		analysis_queue_dir(r, d, 0, &r->buffer_down, floor_down_ms, &r->queue_down);
 	if (u != NULL && !r->http)
-		analysis_queue_dir(r, u, 1, &r->buffer_up, &r->queue_up);
+		analysis_queue_dir(r, u, 1, &r->buffer_up, floor_up_ms, &r->queue_up);
 }

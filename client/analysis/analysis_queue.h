@@ -7,6 +7,8 @@
 
 #include "client/model/result.h"
 
-void analysis_queue(struct test_result *r);
+/* floor_*_ms: the queue's floor in the download / upload phase (analysis.c measures it from
+ * the probes; NAN unknown). */
+void analysis_queue(struct test_result *r, double floor_down_ms, double floor_up_ms);
 
 #endif
