@@ -143,6 +143,19 @@ int sock_tune_notsent_lowat(int fd)
 	return sock_set_notsent_lowat(fd, (int)lowat);
 }
 
+int sock_set_rcvbuf(int fd, int bytes)
+{
+	int got;
+	socklen_t len = sizeof(got);
+
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &bytes, sizeof(bytes)) < 0 &&
+	    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &bytes, sizeof(bytes)) < 0)
+		return -1;
+	if (getsockopt(fd, SOL_SOCKET, SO_RCVBUF, &got, &len) < 0)
+		return -1;
+	return got;
+}
+
 enum ts_source sock_enable_rx_timestamps(int fd)
 {
 	int one = 1;

@@ -56,6 +56,11 @@ void sock_tcp_totals_add(int fd, struct tcp_totals *t);
 /* Keeps a bulk sender's unsent backlog near 5 ms of its delivery rate (at least 16 KiB), as
  * the responsiveness draft asks, so the tool adds no queue of its own. */
 int sock_tune_notsent_lowat(int fd);
+/* Asks for a receive buffer of bytes: SO_RCVBUFFORCE (with CAP_NET_ADMIN: past
+ * net.core.rmem_max), else SO_RCVBUF (the kernel caps it at rmem_max). Returns the buffer the
+ * socket has now in bytes (the kernel's doubled figure, what it counts queued packets
+ * against), or -1 with errno. */
+int sock_set_rcvbuf(int fd, int bytes);
 /* Asks for kernel receive timestamps (SO_TIMESTAMPNS); returns the source future receives use. */
 enum ts_source sock_enable_rx_timestamps(int fd);
 
