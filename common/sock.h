@@ -69,6 +69,28 @@ enum ts_source sock_enable_rx_timestamps(int fd);
 ssize_t sock_recv_ts(int fd, void *buf, size_t cap, struct sockaddr_storage *peer,
 		     socklen_t *peerlen, int64_t *rx_mono, enum ts_source *src);
 
+/* One datagram of a batch (sock_recv_ts_batch, sock_send_batch). */
+struct sock_dgram {
+	void *buf;                     /* its bytes; the caller owns the storage */
+	size_t cap;                    /* receive: room in buf */
+	size_t len;                    /* receive: its length; send: bytes to send */
+	struct sockaddr_storage peer;  /* receive: the sender; send: the destination */
+	socklen_t peerlen;
+	int64_t rx_mono;               /* receive: as sock_recv_ts */
+	enum ts_source src;
+	int truncated;                 /* receive: longer than cap (MSG_TRUNC): not to be used */
+};
+#define SOCK_BATCH_MAX 64
+
+/* Receives up to n (≤ SOCK_BATCH_MAX) queued datagrams with one recvmmsg, without waiting,
+ * each with its receive time as sock_recv_ts gives it. Returns how many (≥ 1), or -1 with
+ * errno (EAGAIN: none queued). One system call for a batch: a reflector that makes one per
+ * datagram spends most of its time entering the kernel (docs/scale.md). */
+int sock_recv_ts_batch(int fd, struct sock_dgram *d, int n);
+/* Sends d[0..n) (n ≤ SOCK_BATCH_MAX), each to its peer, with sendmmsg; a datagram the kernel
+ * refuses is skipped (UDP: lost, as a dropped packet). Returns how many were sent. */
+int sock_send_batch(int fd, const struct sock_dgram *d, int n);
+
 /* Resolves host:port (numeric or name) for the given socket type; host NULL = wildcard. */
 int sock_resolve(const char *host, uint16_t port, int socktype, struct sockaddr_storage *out,
 		 socklen_t *outlen, char *err, size_t errlen);
