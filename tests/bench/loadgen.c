@@ -572,11 +572,11 @@ static int lg_lost_sessions(const struct loadgen *lg, const char **why)
 
 static void lg_print_header(void)
 {
-	printf("%6s %6s %9s %9s %9s %8s %7s %8s %8s %8s %9s %8s\n", "N", "held", "hold_p50",
-	       "hold_p99", "hold_max", "loss_%", "lost", "cpu_%", "idle_MiB", "rss_MiB",
-	       "KiB/sess", "lg_cpu%");
-	printf("%6s %6s %9s %9s %9s %8s %7s %8s %8s %8s %9s %8s\n", "", "", "us", "us", "us", "",
-	       "sess", "daemon", "daemon", "daemon", "", "");
+	printf("%6s %6s %9s %9s %9s %8s %7s %8s %8s %8s %8s %9s %8s\n", "N", "held", "hold_p50",
+	       "hold_p99", "hold_max", "loss_%", "lost", "cpu_%", "idle_MiB", "anon_MiB",
+	       "rss_MiB", "KiB/sess", "gen_cpu%");
+	printf("%6s %6s %9s %9s %9s %8s %7s %8s %8s %8s %8s %9s %8s\n", "", "", "us", "us", "us",
+	       "", "sess", "daemon", "VmRSS", "idle", "held", "", "");
 }
 
 static void lg_report(struct loadgen *lg, const struct procstat_sample *idle)
@@ -604,9 +604,10 @@ static void lg_report(struct loadgen *lg, const struct procstat_sample *idle)
 	}
 	if (lg->o.header)
 		lg_print_header();
-	printf("%6d %6d %9.0f %9.0f %9.0f %8.3f %7d %8.1f %8.2f %8.2f %9.1f %8.1f\n", lg->o.n,
-	       lg->n, p50, p99, mx, loss, lost, cpu, idle->rss_kib / 1024.0,
-	       lg->d1.rss_kib / 1024.0, per, 100 * (lg->lg_cpu1 - lg->lg_cpu0) / wall);
+	printf("%6d %6d %9.0f %9.0f %9.0f %8.3f %7d %8.1f %8.2f %8.2f %8.2f %9.1f %8.1f\n",
+	       lg->o.n, lg->n, p50, p99, mx, loss, lost, cpu, idle->rss_kib / 1024.0,
+	       idle->anon_kib / 1024.0, lg->d1.rss_kib / 1024.0, per,
+	       100 * (lg->lg_cpu1 - lg->lg_cpu0) / wall);
 }
 
 static int lg_setup(struct loadgen *lg)

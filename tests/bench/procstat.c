@@ -102,6 +102,7 @@ int procstat_read(int pid, struct procstat_sample *s)
 	snprintf(path, sizeof(path), "/proc/%d/status", pid);
 	s->rss_kib = procstat_status_kib(path, "VmRSS");
 	s->hwm_kib = procstat_status_kib(path, "VmHWM");
+	s->anon_kib = procstat_status_kib(path, "RssAnon");
 	s->fds = procstat_count_fds(pid);
 	procstat_threads(pid, s);
 	return s->rss_kib < 0 ? -1 : 0;

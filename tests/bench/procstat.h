@@ -14,6 +14,8 @@ struct procstat_thread {
 struct procstat_sample {
 	long long ticks;          /* the whole process: utime + stime, clock ticks */
 	long rss_kib;             /* VmRSS */
+	long anon_kib;            /* RssAnon: the private part (the rest is mostly shared
+				   * library pages, RssFile) */
 	long hwm_kib;             /* VmHWM: the peak */
 	int fds;                  /* entries of /proc/PID/fd */
 	int nthreads;
