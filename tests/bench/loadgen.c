@@ -89,6 +89,7 @@ struct loadgen {
 	atomic_uint_fast32_t ovfl;    /* datagrams the kernel dropped at our socket (SO_RXQ_OVFL) */
 	struct procstat_sample d0, d1; /* the daemon at the window's start and end */
 	int64_t w0_ns, w1_ns;
+	struct event *timer[3];       /* window start, window end, bye wait */
 	double lg_cpu0, lg_cpu1;      /* this process's CPU seconds at the same points */
 };
 
@@ -472,7 +473,9 @@ static void lg_bye_wait_callback(evutil_socket_t fd, short what, void *arg)
 		event_base_loopbreak(lg->base);
 }
 
-static void lg_timer(struct loadgen *lg, event_callback_fn cb, int64_t at_ns, int persist)
+/* Arms timer slot `slot` (freed by lg_free) to call cb at at_ns, repeatedly with persist. */
+static void lg_timer(struct loadgen *lg, int slot, event_callback_fn cb, int64_t at_ns,
+		     int persist)
 {
 	int64_t d = at_ns - clock_mono_ns();
 	struct timeval tv = { (time_t)(d > 0 ? d / NS_PER_SEC : 0),
@@ -483,6 +486,7 @@ static void lg_timer(struct loadgen *lg, event_callback_fn cb, int64_t at_ns, in
 		fprintf(stderr, "loadgen: cannot arm a timer\n");
 		exit(1);
 	}
+	lg->timer[slot] = ev;
 }
 
 /* Runs the schedule to its end, with the window's samples taken on the event loop. */
@@ -497,8 +501,8 @@ static void lg_run(struct loadgen *lg)
 		fprintf(stderr, "loadgen: cannot start threads\n");
 		exit(1);
 	}
-	lg_timer(lg, lg_window_start_callback, lg->t0 + (int64_t)lg->k0 * interval, 0);
-	lg_timer(lg, lg_window_end_callback, lg->t0 + (int64_t)lg->k1 * interval, 0);
+	lg_timer(lg, 0, lg_window_start_callback, lg->t0 + (int64_t)lg->k0 * interval, 0);
+	lg_timer(lg, 1, lg_window_end_callback, lg->t0 + (int64_t)lg->k1 * interval, 0);
 	(void)event_base_dispatch(lg->base);
 	(void)pthread_join(snd, NULL);
 	/* Late replies of the window's last probes: a second more, then the receiver stops. */
@@ -523,7 +527,7 @@ static void lg_bye_all(struct loadgen *lg)
 		if (frame_put(bufferevent_get_output(s->ctrl), ctrl_bye()) < 0)
 			snprintf(s->why, sizeof(s->why), "cannot queue bye");
 	}
-	lg_timer(lg, lg_bye_wait_callback, clock_mono_ns() + 50 * NS_PER_MS, 1);
+	lg_timer(lg, 2, lg_bye_wait_callback, clock_mono_ns() + 50 * NS_PER_MS, 1);
 	(void)event_base_loopexit(lg->base, &wait);
 	(void)event_base_dispatch(lg->base);
 }
@@ -648,6 +652,9 @@ static void lg_free(struct loadgen *lg)
 	free(lg->s);
 	free(lg->hash);
 	free(lg->hold);
+	for (int i = 0; i < 3; i++)
+		if (lg->timer[i])
+			event_free(lg->timer[i]);
 	if (lg->udp_fd >= 0)
 		close(lg->udp_fd);
 	event_base_free(lg->base);
