@@ -16,6 +16,7 @@
 
 #include "client/analysis/analysis.h"
 #include "client/run/ctrl.h"
+#include "client/run/dropuser.h"
 #include "client/run/liveness.h"
 #include "client/run/load.h"
 #include "client/run/probeset.h"
@@ -914,6 +915,9 @@ int measure_run(const struct client_config *cfg, struct test_result *res, char *
 	if (t.aux == NULL)
 		goto out;
 	if (test_setup_load(&t, err, errlen) < 0)
+		goto out;
+	/* Every probe socket and the capture are open (the load flows open per phase): -Z. */
+	if (dropuser_apply(cfg->run_as, cfg->cc, err, errlen) < 0)
 		goto out;
 	res->start_real_ns = clock_real_ns();
 	res->t0_ns = clock_mono_ns();
