@@ -31,6 +31,7 @@
 #include "client/report/text.h"
 #include "client/run/fleetrace.h"
 #include "client/run/httpmode.h"
+#include "client/run/dropuser.h"
 #include "client/run/measure.h"
 #include "common/log.h"
 #include "common/util.h"
@@ -250,6 +251,11 @@ static void cli_option(enum client_opt opt, const char *arg, struct client_confi
 		break;
 	case CLIOPT_DELAY:
 		lab->delay_ms = cli_double(arg, 0, 1000, "invalid --delay (0-1000 ms)");
+		break;
+	case CLIOPT_USER:
+		if (arg[0] == '\0' || strlen(arg) > 32)
+			cli_bad("invalid --user (a user name)", arg);
+		cfg->run_as = arg;
 		break;
 	case CLIOPT_COUNT:
 		break;
@@ -484,6 +490,7 @@ static int cli_lab(struct client_config *cfg, const struct lab_config *lcfg, str
 		cfg->http_url = cfg->server = lab_http_url(lab);
 		cfg->tls_ca = lab_http_ca(lab);
 	}
+	cfg->run_as = NULL; /* the namespaces need root to the end: no -Z */
 	/* The lab runs as root on its own namespaces: show every probe kind unless told not to. */
 	if (!cfg->probes_set)
 		cfg->probes |= PROBE_BIT(PROBE_PCAP);
@@ -518,6 +525,31 @@ static struct fleet *cli_fleet(const struct client_config *cfg)
 		cli_bad(cfg->servers ? "invalid --servers" : "invalid --server-list", err);
 	}
 	return f;
+}
+
+/* -Z: before anything is measured, whether the user can write the output files (they are
+ * written after the run, as that user). 0, or 1 after one sentence (also in res->error). */
+static int cli_check_user(const struct client_config *cfg, struct test_result *res)
+{
+	struct dropuser_out outs[5];
+	size_t n = 0;
+	char err[sizeof(res->error)];
+
+	if (cfg->json_file && strcmp(cfg->json_file, "-") != 0)
+		outs[n++] = (struct dropuser_out){ cfg->json_file, 0 };
+	if (cfg->log_file)
+		outs[n++] = (struct dropuser_out){ cfg->log_file, 1 };
+	if (cfg->prom_file)
+		outs[n++] = (struct dropuser_out){ cfg->prom_file, 0 };
+	if (cfg->html_file)
+		outs[n++] = (struct dropuser_out){ cfg->html_file, 0 };
+	if (cfg->flent_file)
+		outs[n++] = (struct dropuser_out){ cfg->flent_file, 0 };
+	if (dropuser_check(cfg->run_as, outs, n, err, sizeof(err)) == 0)
+		return 0;
+	log_error("%s", err);
+	snprintf(res->error, sizeof(res->error), "%s", err);
+	return 1;
 }
 
 /* Races the candidates' idle RTTs and points cfg at the winner. 0, or 1 after one sentence. */
@@ -573,8 +605,11 @@ int cli_main(int argc, char **argv)
 	if (is_lab) {
 		rc = cli_lab(&cfg, &lab, &res, &lab_names);
 	} else {
-		rc = fleet ? cli_choose(&cfg, fleet) : 0;
 		result_init(&res, &cfg);
+		rc = cli_check_user(&cfg, &res);
+		if (rc == 0 && fleet)
+			rc = cli_choose(&cfg, fleet);
+		res.cfg = cfg; /* cli_choose pointed it at the chosen server */
 		res.fleet = fleet;
 		if (rc == 0)
 			rc = cli_measure(&cfg, &res);

@@ -155,6 +155,10 @@ static const struct client_option options_table[CLIOPT_COUNT] = {
 	[CLIOPT_PER_HOP] = { "per-hop", 0, "icmp|udp", CLIOPT_TEST,
 			     "latency of every hop to the server under load, from\n"
 			     "TTL-limited probes (20/s), and where the queue builds" },
+	[CLIOPT_USER] = { "user", 'Z', "USER", CLIOPT_TEST,
+			  "started as root: run as USER once the sockets and\n"
+			  "the capture are open, as tcpdump -Z (default\n"
+			  "nobody; -Z root keeps root); files are written as USER" },
 };
 
 const struct client_option *options_get(enum client_opt opt)

@@ -61,6 +61,7 @@ enum client_opt {
 	CLIOPT_HTTP,
 	CLIOPT_HTTPS,
 	CLIOPT_PER_HOP,
+	CLIOPT_USER,
 	CLIOPT_COUNT
 };
 

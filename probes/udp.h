@@ -44,6 +44,8 @@ size_t udp_probe_kernel_stamps(const struct udp_probe *p);
 int64_t udp_probe_last_rtt(const struct udp_probe *p);
 /* Valid replies so far; safe to call from any thread. */
 uint64_t udp_probe_replies(const struct udp_probe *p);
+/* Requests sent so far; safe to call from any thread. */
+uint64_t udp_probe_sent(const struct udp_probe *p);
 /* Scheduling health: sends that left more than one interval late. */
 uint64_t udp_probe_late_sends(const struct udp_probe *p);
 /* Transfers ownership of the records to the caller (free() them), then frees p. */

@@ -61,7 +61,13 @@ struct client_config {
 	const char *target_source; /* where the target came from: NULL, the command line; or
 				    * "configuration file PATH", "built-in default" */
 	int per_hop;              /* --per-hop icmp|udp: enum hop_mode (0: off) */
+	/* -Z USER: started as root, run as USER once the sockets and capture are open (default
+	 * CONFIG_DEFAULT_USER; a uid-0 user keeps root). NULL: no drop (the lab, which needs
+	 * root for its namespaces to the end). */
+	const char *run_as;
 };
+
+#define CONFIG_DEFAULT_USER "nobody"
 
 const char *phase_name(enum phase_kind k);
 const char *probe_kind_name(enum probe_kind k);

@@ -39,7 +39,9 @@ for _ in $(seq 50); do # until the daemon listens (at most 5 s)
 	sleep 0.1
 done
 
-run() { ip netns exec "$ns" "$bindir/bloatmeter" -q -p $port "$@" 127.0.0.1; }
+# -Z root: started as root, the client would write its files as nobody (-Z), which cannot
+# enter this test's private directory.
+run() { ip netns exec "$ns" "$bindir/bloatmeter" -Z root -q -p $port "$@" 127.0.0.1; }
 check() { # check DESCRIPTION SHELL-CONDITION
 	if eval "$2"; then echo "ok   $1"; else echo "FAIL $1"; fail=1; fi
 }
