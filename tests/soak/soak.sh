@@ -86,7 +86,7 @@ client() {
 	while [ "$(date +%s)" -lt "$end" ]; do
 		t0=$(date +%s.%N)
 		rc=0
-		"$bindir/bloatmeter" -p "$port" --idle 1 -t 2 --gap 0.5 -P 2 -q \
+		"$bindir/bloatmeter" -Z root -p "$port" --idle 1 -t 2 --gap 0.5 -P 2 -q \
 			--json-file "$tmp/last-$k.json" 127.0.0.1 > "$tmp/client-$k.out" 2>&1 || rc=$?
 		echo "$rc $(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')" \
 			>> "$tmp/tests-$k"
