@@ -256,6 +256,7 @@ static void cli_option(enum client_opt opt, const char *arg, struct client_confi
 		if (arg[0] == '\0' || strlen(arg) > 32)
 			cli_bad("invalid --user (a user name)", arg);
 		cfg->run_as = arg;
+		cfg->run_as_set = 1;
 		break;
 	case CLIOPT_COUNT:
 		break;
@@ -552,6 +553,18 @@ static int cli_check_user(const struct client_config *cfg, struct test_result *r
 	return 1;
 }
 
+/* Without -Z, a client that sudo started runs as the user who called sudo: the outputs they
+ * asked for then land where they can write and belong to them (tcpdump's fixed default user
+ * cannot write to a home directory). */
+static void cli_default_user(struct client_config *cfg)
+{
+	const char *sudo_user = getenv("SUDO_USER");
+
+	if (cfg->run_as == NULL || cfg->run_as_set || sudo_user == NULL || sudo_user[0] == '\0')
+		return;
+	cfg->run_as = sudo_user;
+}
+
 /* Races the candidates' idle RTTs and points cfg at the winner. 0, or 1 after one sentence. */
 static int cli_choose(struct client_config *cfg, struct fleet *fleet)
 {
@@ -605,6 +618,7 @@ int cli_main(int argc, char **argv)
 	if (is_lab) {
 		rc = cli_lab(&cfg, &lab, &res, &lab_names);
 	} else {
+		cli_default_user(&cfg);
 		result_init(&res, &cfg);
 		rc = cli_check_user(&cfg, &res);
 		if (rc == 0 && fleet)

@@ -157,8 +157,9 @@ static const struct client_option options_table[CLIOPT_COUNT] = {
 			     "TTL-limited probes (20/s), and where the queue builds" },
 	[CLIOPT_USER] = { "user", 'Z', "USER", CLIOPT_TEST,
 			  "started as root: run as USER once the sockets and\n"
-			  "the capture are open, as tcpdump -Z (default\n"
-			  "nobody; -Z root keeps root); files are written as USER" },
+			  "the capture are open, as tcpdump -Z (default: who ran\n"
+			  "sudo, else nobody; -Z root keeps root); files are\n"
+			  "written as USER" },
 };
 
 const struct client_option *options_get(enum client_opt opt)

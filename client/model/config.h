@@ -65,6 +65,7 @@ struct client_config {
 	 * CONFIG_DEFAULT_USER; a uid-0 user keeps root). NULL: no drop (the lab, which needs
 	 * root for its namespaces to the end). */
 	const char *run_as;
+	int run_as_set;           /* -Z given (else a sudo caller's SUDO_USER is the default) */
 };
 
 #define CONFIG_DEFAULT_USER "nobody"

@@ -13,6 +13,7 @@
 #include <event2/event.h>
 
 #include "client/model/httptarget.h"
+#include "client/run/dropuser.h"
 #include "client/run/httpload.h"
 #include "client/run/httpprobe.h"
 #include "common/clock.h"
@@ -344,7 +345,8 @@ static int hm_setup(struct hm *h, char *err, size_t errlen)
 		h->inflow_up = hm_series(h, "inflow_up", "tcp_info");
 	}
 	hm_start_icmp(h);
-	return 0;
+	/* The ICMP socket is open and the load sockets need no privilege but their cc: -Z now. */
+	return dropuser_apply(cfg->run_as, cfg->cc, err, errlen);
 }
 
 static void hm_cleanup(struct hm *h)

@@ -101,6 +101,17 @@ check "unwritable --json: the sentence names the user and the file" \
 check "unwritable --json: the failed document (written as root) says so" \
 	jq -e '.status == "failed" and (.error | test("cannot write"))' "$work/r.json"
 
+# --- under sudo, without -Z: the caller (SUDO_USER) — here daemon, a user that is not nobody
+duid=$(id -u daemon 2> /dev/null) || { echo "FAIL: no user daemon (Debian's base-passwd has one)"; exit 1; }
+SUDO_USER=daemon run sudo --phases idle --idle 1 --probes udp
+check "SUDO_USER=daemon, no -Z: exited 0 (got $rc)" test "$rc" -eq 0
+check "SUDO_USER=daemon, no -Z: the log says it runs as daemon" \
+	grep -q "running as user daemon (uid $duid," "$work/sudo.err"
+check "SUDO_USER=daemon, no -Z: samples after the switch show daemon's uid" \
+	awk -F' \\| ' -v u="$duid $duid $duid $duid" '$2 == u { seen = 1 } END { exit !seen }' "$work/sudo.samples"
+SUDO_USER=daemon run sudoz -Z nobody --phases idle --idle 1 --probes udp
+check "SUDO_USER=daemon with -Z nobody: -Z wins" grep -q "running as user nobody" "$work/sudoz.err"
+
 # --- an unknown user
 run nouser -Z bm-no-such-user --phases idle --idle 1
 check "-Z unknown user: exit 1 (got $rc)" test "$rc" -eq 1
