@@ -2,7 +2,10 @@
 """Hostile input against bloatmeterd's public test listener (docs/http.md, "Public test
 listener"), run by hostile_web.sh inside a private network namespace.
 
-  hostile_web.py PID PORT HANDSHAKE_S IDLE_S MAX_CONNS PER_CLIENT
+  hostile_web.py PID PORT HANDSHAKE_S IDLE_S MAX_CONNS PER_CLIENT [tls]
+
+With tls (the listener runs web-tls), a subset runs over TLS, and the slowloris trickles a
+real ClientHello a byte at a time (the handshake is under the head deadline too).
 
 Every case sends something hostile from its own loopback address, checks the answer (status)
 and that the daemon closes the connection within its deadline (at once after a refusal,
@@ -13,6 +16,7 @@ and exits 1 at the first failure."""
 import json
 import os
 import socket
+import ssl
 import sys
 import threading
 import time
@@ -20,6 +24,10 @@ import time
 PID, PORT = int(sys.argv[1]), int(sys.argv[2])
 HANDSHAKE, IDLE = float(sys.argv[3]), float(sys.argv[4])
 MAX_CONNS, PER_CLIENT = int(sys.argv[5]), int(sys.argv[6])
+TLS = len(sys.argv) > 7 and sys.argv[7] == "tls"
+CTX = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+CTX.check_hostname = False
+CTX.verify_mode = ssl.CERT_NONE  # the test's own throwaway certificate
 SLACK = 1.5          # scheduling, ASan, the daemon's timer granularity
 GOOD_BOUND = 2.0     # a well-formed /__down answer, when no cap is full
 failed = False
@@ -30,12 +38,23 @@ def fail(msg):
     sys.exit(1)
 
 
-def connect(src="127.0.0.1", timeout=5.0):
+def connect(src="127.0.0.1", timeout=5.0, raw=False):
     s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     s.bind((src, 0))
     s.settimeout(timeout)
     s.connect(("127.0.0.1", PORT))
-    return s
+    return CTX.wrap_socket(s) if TLS and not raw else s
+
+
+def client_hello():
+    """The first flight of a TLS client: what a TLS slowloris trickles."""
+    inc, out = ssl.MemoryBIO(), ssl.MemoryBIO()
+    obj = CTX.wrap_bio(inc, out)
+    try:
+        obj.do_handshake()
+    except ssl.SSLWantReadError:
+        pass
+    return out.read()
 
 
 def fds():
@@ -58,7 +77,7 @@ def read_answer(s, limit):
         s.settimeout(max(0.05, end - time.monotonic()))
         try:
             d = s.recv(65536)
-        except (ConnectionResetError, socket.timeout):
+        except (ConnectionResetError, socket.timeout, ssl.SSLError):
             d = b""
         if not d:
             return None, None, buf
@@ -72,7 +91,7 @@ def read_answer(s, limit):
         s.settimeout(max(0.05, end - time.monotonic()))
         try:
             d = s.recv(1 << 20)
-        except (ConnectionResetError, socket.timeout):
+        except (ConnectionResetError, socket.timeout, ssl.SSLError):
             break
         if not d:
             break
@@ -91,7 +110,7 @@ def closed_within(s, limit):
                 return time.monotonic() - t0
         except socket.timeout:
             pass
-        except (ConnectionResetError, BrokenPipeError):
+        except (ConnectionResetError, BrokenPipeError, ssl.SSLError):
             return time.monotonic() - t0
     return None
 
@@ -242,13 +261,13 @@ ONESHOT = [
 ]
 
 
-def oneshot(i, name, data, want):
+def oneshot(i, name, data, want, raw=False):
     src = "127.0.1.%d" % (1 + i % 250)
-    s = connect(src)
+    s = connect(src, raw=raw)
     t0 = time.monotonic()
     try:
         s.sendall(data)
-    except (ConnectionResetError, BrokenPipeError):
+    except (ConnectionResetError, BrokenPipeError, ssl.SSLError):
         pass  # refused before it had all of it
     st, _, _ = read_answer(s, HANDSHAKE + SLACK)
     if want is not None and st != want:
@@ -265,9 +284,9 @@ def oneshot(i, name, data, want):
 
 # --- cases that hold a connection ---
 
-def stalled(name, data, deadline, src):
+def stalled(name, data, deadline, src, raw=False):
     """Sends data and then nothing: the daemon must close within deadline."""
-    s = connect(src)
+    s = connect(src, raw=raw)
     s.sendall(data)
     t0 = time.monotonic()
     closed = closed_within(s, deadline + SLACK)
@@ -392,10 +411,12 @@ def slowloris(srcs, per_src, name):
     within handshake-timeout of its accept."""
     conns, refused = [], 0
     head = b"GET /__down?bytes=5 HTTP/1.1\r\nHost: t\r\nX-Slow: " + b"a" * 10000
+    if TLS:
+        head = client_hello()
     for src in srcs:
         for _ in range(per_src):
             try:
-                s = connect(src, 2)
+                s = connect(src, 2, raw=True)
                 conns.append([s, time.monotonic(), None])
             except OSError:
                 refused += 1
@@ -442,6 +463,39 @@ def slowloris(srcs, per_src, name):
                                             max(held) if held else 0, served))
 
 
+TLS_ONESHOT = ("bytes=-1", "bytes=99999999999999999999", "HTTP/0.9 request", "HTTP/2 preface",
+               "header too big (9000 bytes)", "NUL in a header", "Content-Length 1 GiB + 1",
+               "chunk size overflowing (17 hex digits)", "result: deep nesting")
+
+
+def main_tls(base):
+    n = 0
+    for i, (name, data, want) in enumerate(ONESHOT):
+        if name in TLS_ONESHOT:
+            after("TLS " + name, base, oneshot(i, name, data, want))
+            n += 1
+    after("TLS silent (no ClientHello)", base,
+          stalled("tls silent", b"", HANDSHAKE, "127.0.2.1", raw=True))
+    after("TLS half a ClientHello", base,
+          stalled("tls hello", client_hello()[:20], HANDSHAKE, "127.0.2.2", raw=True))
+    after("TLS not TLS at all", base, oneshot(0, "plain HTTP to TLS", ONESHOT[0][1], None, raw=True))
+    after("TLS head trickled, never finished", base,
+          stalled("head", b"GET /__down?bytes=5 HTTP/1.1\r\nHost: t\r\n", HANDSHAKE, "127.0.2.3"))
+    after("TLS Content-Length 1 GiB, body stalls", base,
+          stalled("upload stall", req("POST /__up HTTP/1.1", ["Host: t",
+                                                             "Content-Length: 1073741824"])
+                  + b"x" * 1000, IDLE, "127.0.2.4"))
+    after("TLS keep-alive left idle", base, keepalive_idle("127.0.2.7"))
+    after("TLS slowloris, one source past its cap", base,
+          slowloris(["127.0.3.1"], PER_CLIENT + 4, "TLS slowloris one source"))
+    nsrc = MAX_CONNS // PER_CLIENT + 2
+    after("TLS slowloris, %d sources past the cap" % nsrc, base,
+          slowloris(["127.0.4.%d" % (i + 1) for i in range(nsrc)], PER_CLIENT,
+                    "TLS slowloris many sources"))
+    print("PASS hostile web (TLS): %d cases; daemon fds %d (baseline %d), RSS %d KiB"
+          % (n + 8, fds(), base, rss_kib()), flush=True)
+
+
 def main():
     took, why = good_down()
     if took is None:
@@ -449,6 +503,9 @@ def main():
     time.sleep(0.2)
     base = fds()
     print("baseline: %d fds, RSS %d KiB" % (base, rss_kib()), flush=True)
+    if TLS:
+        main_tls(base)
+        return
     for i, (name, data, want) in enumerate(ONESHOT):
         after(name, base, oneshot(i, name, data, want))
     after("head trickled, never finished", base,
