@@ -33,6 +33,9 @@ static const struct client_option options_table[CLIOPT_COUNT] = {
 			      "only IPv4 addresses of SERVER" },
 	[CLIOPT_VERSION6] = { "version6", '6', NULL, CLIOPT_TEST,
 			      "only IPv6 addresses of SERVER" },
+	[CLIOPT_BIND] = { "bind", 'B', "ADDR", CLIOPT_TEST,
+			  "send everything from the local address ADDR: control,\n"
+			  "load and probes (implies its family, as -4/-6)" },
 	[CLIOPT_PARALLEL] = { "parallel", 'P', "N|auto", CLIOPT_ALL,
 			      "TCP flows per loaded direction, 1-64 (default 8); auto:\n"
 			      "start with one and add one per second until one more\n"
