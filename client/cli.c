@@ -18,6 +18,7 @@
 #include "client/analysis/analysis.h"
 #include "client/analyze_cmd.h"
 #include "client/lab/lab.h"
+#include "client/lab/userns.h"
 #include "client/model/config.h"
 #include "client/model/clientconf.h"
 #include "client/model/fleet.h"
@@ -526,10 +527,17 @@ static void cli_lab_keep(struct client_config *cfg, struct test_result *res,
 static int cli_lab(struct client_config *cfg, const struct lab_config *lcfg, struct test_result *res,
 		   struct cli_lab_names *names)
 {
-	char err[256];
-	struct lab *lab = lab_create(lcfg, err, sizeof(err));
+	char err[512];
+	struct lab *lab;
 	int rc;
 
+	/* Not root: the whole lab in a user namespace of its own, entered while this process
+	 * still has one thread (unshare refuses a user namespace to a threaded process). */
+	if (lab_userns_enter(err, sizeof(err)) < 0) {
+		log_error("%s", err);
+		return 1;
+	}
+	lab = lab_create(lcfg, err, sizeof(err));
 	if (lab == NULL) {
 		log_error("%s", err);
 		return 1;

@@ -244,9 +244,10 @@ void options_usage(FILE *f)
 		[CLIOPT_ALL] = "Measures latency under load (bufferbloat) and the bottleneck buffer "
 			       "each way.\n",
 		[CLIOPT_TEST] = "measurement only:\n",
-		[CLIOPT_LAB] = "lab only (needs root): emulates a bottleneck in network namespaces, "
-			       "runs the\nreal daemon and client through it and prints the "
-			       "measurement next to the\nconfigured truth.\n",
+		[CLIOPT_LAB] = "lab only: emulates a bottleneck in network namespaces, runs the real "
+			       "daemon and\nclient through it and prints the measurement next to "
+			       "the configured truth.\nRoot, or any user where the kernel allows "
+			       "user namespaces (it runs in its own).\n",
 	};
 
 	fputs("usage: bloatmeter [options] SERVER\n"
