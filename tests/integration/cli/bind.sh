@@ -43,7 +43,7 @@ table inet bmbind {
 	}
 }
 EOF
-$x "$d" -b 127.0.0.1 -p 4996 --dns-port 5396 --http-port 8096 --allow-root yes \
+$x "$d" -b 127.0.0.1 -p 4996 --dns-port 5396 --http-port 8096 --web-port 8196 --allow-root yes \
 	> "$work/d.log" 2>&1 &
 dpid=$!
 for _ in $(seq 50); do
@@ -81,6 +81,19 @@ if grep -q '"127.0.1.0/24"' <<< "$tests"; then
 else
 	bad "/api/v1/tests does not name 127.0.1.0/24: ${tests:0:300}"
 fi
+
+# The HTTP mode against the daemon's public listener: its transfers (libcurl), connect probes
+# and ICMP echoes leave from -B's address too.
+$x nft reset counters table inet bmbind > /dev/null || exit 1
+$x "$b" -B 127.0.1.2 --idle 1 -t 2 --gap 0 -P 2 --phases idle,download,upload \
+	--probes udp,icmp,tcp,inflow -J http://127.0.0.1:8196/ > "$work/h.json" 2> "$work/h.err"
+rc=$?
+[ $rc -eq 0 ] || bad "the bound HTTP-mode run exits $rc: $(tail -2 "$work/h.err")"
+stray=$(packets stray) tcp=$(packets n_tcp) icmp=$(packets n_icmp)
+echo "     HTTP mode, to 127.0.0.1: from 127.0.1.2 tcp $tcp, icmp $icmp; from elsewhere $stray"
+[ "$stray" = 0 ] || bad "HTTP mode: $stray packets reached the daemon from another address than -B's"
+[ "${tcp:-0}" -gt 0 ] && [ "${icmp:-0}" -gt 0 ] ||
+	bad "HTTP mode: not every protocol came from 127.0.1.2 (tcp $tcp, icmp $icmp)"
 
 # Without -B the kernel picks 127.0.0.1: the stray counter must see it.
 $x nft reset counters table inet bmbind > /dev/null || exit 1
