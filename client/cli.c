@@ -2,6 +2,7 @@
  * options.c, runs a test or a lab, and hands the result to the writers. */
 #include "client/cli.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
@@ -17,6 +18,7 @@
 #include "client/analysis/analysis.h"
 #include "client/analyze_cmd.h"
 #include "client/lab/lab.h"
+#include "client/lab/userns.h"
 #include "client/model/config.h"
 #include "client/model/clientconf.h"
 #include "client/model/fleet.h"
@@ -34,6 +36,7 @@
 #include "client/run/dropuser.h"
 #include "client/run/measure.h"
 #include "common/log.h"
+#include "common/sock.h"
 #include "common/util.h"
 
 /* Bad usage: one sentence and where to look, not the whole usage, which would scroll the
@@ -94,6 +97,11 @@ static void cli_option(enum client_opt opt, const char *arg, struct client_confi
 		break;
 	case CLIOPT_VERSION6:
 		cfg->family = AF_INET6;
+		break;
+	case CLIOPT_BIND:
+		if (sock_parse_ip(arg, &cfg->local) < 0)
+			cli_bad("invalid --bind (a numeric IPv4 or IPv6 address of this host)", arg);
+		cfg->bind = arg;
 		break;
 	case CLIOPT_REVERSE:
 		(void)config_parse_phases(cfg, "idle,download");
@@ -275,6 +283,51 @@ static void cli_check_secure(const struct client_config *cfg)
 		cli_bad("--ca and --insecure cannot be combined", NULL);
 }
 
+static const char *cli_family_name(int family)
+{
+	return family == AF_INET ? "IPv4" : "IPv6";
+}
+
+/* -B: of the family -4/-6 asked for (and then implying it), an address of this host, and of
+ * a family SERVER has (when SERVER resolves at all: a failed lookup is the test's to report).
+ * Each mismatch is bad usage, said in one sentence before anything is sent. */
+static void cli_check_bind(struct client_config *cfg)
+{
+	struct sockaddr_storage sa[16];
+	socklen_t len[16];
+	char err[256], what[320];
+	int fam = cfg->local.ss_family, fd, n;
+
+	if (cfg->bind == NULL)
+		return;
+	if (cfg->family != AF_UNSPEC && cfg->family != fam) {
+		snprintf(what, sizeof(what), "--bind %s is an %s address, but %s asks for %s",
+			 cfg->bind, cli_family_name(fam), cfg->family == AF_INET ? "-4" : "-6",
+			 cli_family_name(cfg->family));
+		cli_bad(what, NULL);
+	}
+	cfg->family = fam;
+	fd = socket(fam, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || sock_bind_local(fd, &cfg->local) < 0) {
+		snprintf(what, sizeof(what), "--bind %s: cannot use it here (%s)", cfg->bind,
+			 strerror(errno));
+		cli_bad(what, NULL);
+	}
+	close(fd);
+	if (cfg->server == NULL)
+		return;
+	n = sock_resolve_all(cfg->server, cfg->port, SOCK_STREAM, AF_UNSPEC, sa, len, 16, err,
+			     sizeof(err));
+	for (int i = 0; i < n; i++)
+		if (sa[i].ss_family == fam)
+			return;
+	if (n > 0) {
+		snprintf(what, sizeof(what), "--bind %s is an %s address, but %s has no %s address",
+			 cfg->bind, cli_family_name(fam), cfg->server, cli_family_name(fam));
+		cli_bad(what, NULL);
+	}
+}
+
 /* A bare --json: "--json FILE SERVER", as older scripts write it (getopt leaves FILE among
  * the operands, one more than the command takes), else the report on stdout as with -J. */
 static void cli_json_bare(int argc, char **argv, struct client_config *cfg, int is_lab)
@@ -368,6 +421,7 @@ static void cli_parse(int argc, char **argv, struct client_config *cfg, struct l
 		if (cfg->http_url)
 			cli_bad("--http and --servers/--server-list cannot be combined", NULL);
 		cli_check_secure(cfg);
+		cli_check_bind(cfg);
 		return;
 	}
 	if (!*is_lab) {
@@ -379,6 +433,7 @@ static void cli_parse(int argc, char **argv, struct client_config *cfg, struct l
 		cli_target(cfg, conf);
 	}
 	cli_check_secure(cfg);
+	cli_check_bind(cfg);
 }
 
 /* Writes every requested view of the result. Returns 0 or 1. */
@@ -473,10 +528,17 @@ static void cli_lab_keep(struct client_config *cfg, struct test_result *res,
 static int cli_lab(struct client_config *cfg, const struct lab_config *lcfg, struct test_result *res,
 		   struct cli_lab_names *names)
 {
-	char err[256];
-	struct lab *lab = lab_create(lcfg, err, sizeof(err));
+	char err[512];
+	struct lab *lab;
 	int rc;
 
+	/* Not root: the whole lab in a user namespace of its own, entered while this process
+	 * still has one thread (unshare refuses a user namespace to a threaded process). */
+	if (lab_userns_enter(err, sizeof(err)) < 0) {
+		log_error("%s", err);
+		return 1;
+	}
+	lab = lab_create(lcfg, err, sizeof(err));
 	if (lab == NULL) {
 		log_error("%s", err);
 		return 1;
@@ -570,7 +632,7 @@ static int cli_choose(struct client_config *cfg, struct fleet *fleet)
 {
 	struct fleet_timing t = fleet_timing_default();
 	char err[1024];
-	int i = fleet_measure(fleet, &t, err, sizeof(err));
+	int i = fleet_measure(fleet, &t, cfg->bind ? &cfg->local : NULL, err, sizeof(err));
 
 	if (i < 0) {
 		log_error("%s", err);

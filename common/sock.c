@@ -331,13 +331,45 @@ int sock_resolve(const char *host, uint16_t port, int socktype, struct sockaddr_
 		       ? -1 : 0;
 }
 
+int sock_parse_ip(const char *s, struct sockaddr_storage *out)
+{
+	struct addrinfo hints, *res = NULL;
+
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_flags = AI_NUMERICHOST;
+	hints.ai_socktype = SOCK_DGRAM;
+	if (getaddrinfo(s, NULL, &hints, &res) != 0 || res == NULL)
+		return -1;
+	memset(out, 0, sizeof(*out));
+	memcpy(out, res->ai_addr, res->ai_addrlen);
+	freeaddrinfo(res);
+	return 0;
+}
+
+int sock_bind_local(int fd, const struct sockaddr_storage *local)
+{
+	socklen_t len;
+
+	if (local == NULL || local->ss_family == AF_UNSPEC)
+		return 0;
+	len = local->ss_family == AF_INET ? sizeof(struct sockaddr_in) : sizeof(struct sockaddr_in6);
+	return bind(fd, (const struct sockaddr *)local, len);
+}
+
 int sock_connect_start(const struct sockaddr_storage *sa, socklen_t len)
+{
+	return sock_connect_start_from(sa, len, NULL);
+}
+
+int sock_connect_start_from(const struct sockaddr_storage *sa, socklen_t len,
+			    const struct sockaddr_storage *local)
 {
 	int fd = socket(sa->ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 
 	if (fd < 0)
 		return -1;
-	if (connect(fd, (const struct sockaddr *)sa, len) < 0 && errno != EINPROGRESS) {
+	if (sock_bind_local(fd, local) < 0 ||
+	    (connect(fd, (const struct sockaddr *)sa, len) < 0 && errno != EINPROGRESS)) {
 		int e = errno;
 
 		close(fd);

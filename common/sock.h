@@ -102,6 +102,16 @@ int sock_resolve_all(const char *host, uint16_t port, int socktype, int family,
 		     size_t errlen);
 /* Starts a non-blocking connect; returns the fd (connect in progress or done) or -1. */
 int sock_connect_start(const struct sockaddr_storage *sa, socklen_t len);
+/* The same from the local address local (-B; port 0), or from any when local is NULL or its
+ * family is AF_UNSPEC. */
+int sock_connect_start_from(const struct sockaddr_storage *sa, socklen_t len,
+			    const struct sockaddr_storage *local);
+/* Binds fd to local (port 0: the kernel picks one) before it connects; nothing when local
+ * is NULL or AF_UNSPEC. 0, or -1 with errno (EAFNOSUPPORT: local is of another family). */
+int sock_bind_local(int fd, const struct sockaddr_storage *local);
+/* Parses a numeric IPv4 or IPv6 address (an IPv6 one may carry a %scope) into out, port 0.
+ * 0, or -1 when s is not one. */
+int sock_parse_ip(const char *s, struct sockaddr_storage *out);
 /* After the fd became writable: 0 if connected, else -1 with errno = the connect error. */
 int sock_connect_result(int fd);
 /* Non-blocking connect bounded by timeout_ms; returns a non-blocking fd or -1 with err set. */

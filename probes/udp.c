@@ -179,7 +179,8 @@ struct udp_probe *udp_probe_start(const struct udp_probe_config *cfg, char *err,
 		goto fail;
 	}
 	p->fd = socket(cfg->server.ss_family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (p->fd < 0 || connect(p->fd, (const struct sockaddr *)&cfg->server, cfg->server_len) < 0) {
+	if (p->fd < 0 || sock_bind_local(p->fd, &cfg->local) < 0 ||
+	    connect(p->fd, (const struct sockaddr *)&cfg->server, cfg->server_len) < 0) {
 		snprintf(err, errlen, "cannot open the UDP probe socket: %s", strerror(errno));
 		goto fail;
 	}

@@ -28,6 +28,7 @@ struct udp_probe_config {
 	int64_t interval_ns;
 	size_t size;                    /* datagram bytes, WIRE_PROBE_MIN..WIRE_PROBE_MAX */
 	size_t max_probes;              /* capacity: duration / interval plus margin */
+	struct sockaddr_storage local;  /* -B: the source address; AF_UNSPEC (zero): any */
 };
 
 struct udp_probe;

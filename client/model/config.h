@@ -3,6 +3,7 @@
 #define BM_CLIENT_CONFIG_H
 
 #include <stdint.h>
+#include <sys/socket.h>
 
 enum phase_kind { PHASE_IDLE = 0, PHASE_DOWNLOAD, PHASE_UPLOAD, PHASE_BIDIR, PHASE_KINDS };
 
@@ -47,6 +48,9 @@ struct client_config {
 	const char *pcap_file;    /* --pcap-file FILE: save the capture */
 	int quiet;                /* -q */
 	int family;               /* -4 / -6: AF_INET, AF_INET6; AF_UNSPEC: any (default) */
+	const char *bind;         /* -B ADDR as given; NULL: none */
+	struct sockaddr_storage local; /* -B parsed (port 0): every socket of the test leaves
+					* from it; AF_UNSPEC (zero): the kernel's choice */
 	int verbose;
 	/* The control channel (measurement only): --tls, its trust anchors (--ca FILE, NULL: the
 	 * system store) or none at all (--insecure), and --psk-file FILE ("ID KEY"). */

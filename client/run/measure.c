@@ -705,7 +705,7 @@ static int test_dial(struct test *t, char *err, size_t errlen)
 	if (n < 0)
 		return -1;
 	dial_interleave(sa, len, n);
-	fd = dial_race(sa, len, n, DIAL_STAGGER_MS, CONNECT_TIMEOUT_MS, &won, err, errlen);
+	fd = dial_race(sa, len, n, &cfg->local, DIAL_STAGGER_MS, CONNECT_TIMEOUT_MS, &won, err, errlen);
 	if (fd >= 0) {
 		t->sa = sa[won];
 		t->salen = len[won];
@@ -781,6 +781,7 @@ static int test_start_probe(struct test *t, char *err, size_t errlen)
 	pc.interval_ns = (int64_t)(t->cfg->interval_ms * NS_PER_MS);
 	pc.size = (size_t)t->cfg->probe_size;
 	pc.max_probes = (size_t)((test_total_s(t) + 5) * NS_PER_SEC / (double)pc.interval_ns) + 16;
+	pc.local = t->cfg->local;
 	t->probe = udp_probe_start(&pc, err, errlen);
 	return t->probe ? 0 : -1;
 }
@@ -883,6 +884,7 @@ static int test_setup_load(struct test *t, char *err, size_t errlen)
 	if (test_setup_load_tls(t, err, errlen) < 0)
 		return -1;
 	t->load_opts.dscp = -1; /* load flows stay unmarked; --dscp is for probes */
+	t->load_opts.local = t->cfg->local;
 	/* A server's cap: our uploads pace to it, and the analysis reads a capped rate. */
 	t->load_opts.max_rate_bps = t->welcome.max_rate_bps;
 	t->res->server_max_rate_bps = t->welcome.max_rate_bps;
