@@ -2,6 +2,7 @@
  * options.c, runs a test or a lab, and hands the result to the writers. */
 #include "client/cli.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
@@ -17,6 +18,7 @@
 #include "client/analysis/analysis.h"
 #include "client/analyze_cmd.h"
 #include "client/lab/lab.h"
+#include "client/lab/userns.h"
 #include "client/model/config.h"
 #include "client/model/clientconf.h"
 #include "client/model/fleet.h"
@@ -32,8 +34,10 @@
 #include "client/run/ecn.h"
 #include "client/run/fleetrace.h"
 #include "client/run/httpmode.h"
+#include "client/run/dropuser.h"
 #include "client/run/measure.h"
 #include "common/log.h"
+#include "common/sock.h"
 #include "common/util.h"
 
 /* Bad usage: one sentence and where to look, not the whole usage, which would scroll the
@@ -94,6 +98,11 @@ static void cli_option(enum client_opt opt, const char *arg, struct client_confi
 		break;
 	case CLIOPT_VERSION6:
 		cfg->family = AF_INET6;
+		break;
+	case CLIOPT_BIND:
+		if (sock_parse_ip(arg, &cfg->local) < 0)
+			cli_bad("invalid --bind (a numeric IPv4 or IPv6 address of this host)", arg);
+		cfg->bind = arg;
 		break;
 	case CLIOPT_REVERSE:
 		(void)config_parse_phases(cfg, "idle,download");
@@ -255,6 +264,12 @@ static void cli_option(enum client_opt opt, const char *arg, struct client_confi
 	case CLIOPT_DELAY:
 		lab->delay_ms = cli_double(arg, 0, 1000, "invalid --delay (0-1000 ms)");
 		break;
+	case CLIOPT_USER:
+		if (arg[0] == '\0' || strlen(arg) > 32)
+			cli_bad("invalid --user (a user name)", arg);
+		cfg->run_as = arg;
+		cfg->run_as_set = 1;
+		break;
 	case CLIOPT_COUNT:
 		break;
 	}
@@ -270,6 +285,51 @@ static void cli_check_secure(const struct client_config *cfg)
 		cli_bad("--ca and --insecure need --tls or an https:// target", NULL);
 	if (cfg->tls_ca && cfg->tls_insecure)
 		cli_bad("--ca and --insecure cannot be combined", NULL);
+}
+
+static const char *cli_family_name(int family)
+{
+	return family == AF_INET ? "IPv4" : "IPv6";
+}
+
+/* -B: of the family -4/-6 asked for (and then implying it), an address of this host, and of
+ * a family SERVER has (when SERVER resolves at all: a failed lookup is the test's to report).
+ * Each mismatch is bad usage, said in one sentence before anything is sent. */
+static void cli_check_bind(struct client_config *cfg)
+{
+	struct sockaddr_storage sa[16];
+	socklen_t len[16];
+	char err[256], what[320];
+	int fam = cfg->local.ss_family, fd, n;
+
+	if (cfg->bind == NULL)
+		return;
+	if (cfg->family != AF_UNSPEC && cfg->family != fam) {
+		snprintf(what, sizeof(what), "--bind %s is an %s address, but %s asks for %s",
+			 cfg->bind, cli_family_name(fam), cfg->family == AF_INET ? "-4" : "-6",
+			 cli_family_name(cfg->family));
+		cli_bad(what, NULL);
+	}
+	cfg->family = fam;
+	fd = socket(fam, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || sock_bind_local(fd, &cfg->local) < 0) {
+		snprintf(what, sizeof(what), "--bind %s: cannot use it here (%s)", cfg->bind,
+			 strerror(errno));
+		cli_bad(what, NULL);
+	}
+	close(fd);
+	if (cfg->server == NULL)
+		return;
+	n = sock_resolve_all(cfg->server, cfg->port, SOCK_STREAM, AF_UNSPEC, sa, len, 16, err,
+			     sizeof(err));
+	for (int i = 0; i < n; i++)
+		if (sa[i].ss_family == fam)
+			return;
+	if (n > 0) {
+		snprintf(what, sizeof(what), "--bind %s is an %s address, but %s has no %s address",
+			 cfg->bind, cli_family_name(fam), cfg->server, cli_family_name(fam));
+		cli_bad(what, NULL);
+	}
 }
 
 /* A bare --json: "--json FILE SERVER", as older scripts write it (getopt leaves FILE among
@@ -365,6 +425,7 @@ static void cli_parse(int argc, char **argv, struct client_config *cfg, struct l
 		if (cfg->http_url)
 			cli_bad("--http and --servers/--server-list cannot be combined", NULL);
 		cli_check_secure(cfg);
+		cli_check_bind(cfg);
 		return;
 	}
 	if (!*is_lab) {
@@ -376,6 +437,7 @@ static void cli_parse(int argc, char **argv, struct client_config *cfg, struct l
 		cli_target(cfg, conf);
 	}
 	cli_check_secure(cfg);
+	cli_check_bind(cfg);
 }
 
 /* Writes every requested view of the result. Returns 0 or 1. */
@@ -476,10 +538,17 @@ static void cli_lab_keep(struct client_config *cfg, struct test_result *res,
 static int cli_lab(struct client_config *cfg, const struct lab_config *lcfg, struct test_result *res,
 		   struct cli_lab_names *names)
 {
-	char err[256];
-	struct lab *lab = lab_create(lcfg, err, sizeof(err));
+	char err[512];
+	struct lab *lab;
 	int rc;
 
+	/* Not root: the whole lab in a user namespace of its own, entered while this process
+	 * still has one thread (unshare refuses a user namespace to a threaded process). */
+	if (lab_userns_enter(err, sizeof(err)) < 0) {
+		log_error("%s", err);
+		return 1;
+	}
+	lab = lab_create(lcfg, err, sizeof(err));
 	if (lab == NULL) {
 		log_error("%s", err);
 		return 1;
@@ -494,6 +563,7 @@ static int cli_lab(struct client_config *cfg, const struct lab_config *lcfg, str
 		cfg->http_url = cfg->server = lab_http_url(lab);
 		cfg->tls_ca = lab_http_ca(lab);
 	}
+	cfg->run_as = NULL; /* the namespaces need root to the end: no -Z */
 	/* The lab runs as root on its own namespaces: show every probe kind unless told not to. */
 	if (!cfg->probes_set)
 		cfg->probes |= PROBE_BIT(PROBE_PCAP);
@@ -532,12 +602,49 @@ static struct fleet *cli_fleet(const struct client_config *cfg)
 	return f;
 }
 
+/* -Z: before anything is measured, whether the user can write the output files (they are
+ * written after the run, as that user). 0, or 1 after one sentence (also in res->error). */
+static int cli_check_user(const struct client_config *cfg, struct test_result *res)
+{
+	struct dropuser_out outs[5];
+	size_t n = 0;
+	char err[sizeof(res->error)];
+
+	if (cfg->json_file && strcmp(cfg->json_file, "-") != 0)
+		outs[n++] = (struct dropuser_out){ cfg->json_file, 0 };
+	if (cfg->log_file)
+		outs[n++] = (struct dropuser_out){ cfg->log_file, 1 };
+	if (cfg->prom_file)
+		outs[n++] = (struct dropuser_out){ cfg->prom_file, 0 };
+	if (cfg->html_file)
+		outs[n++] = (struct dropuser_out){ cfg->html_file, 0 };
+	if (cfg->flent_file)
+		outs[n++] = (struct dropuser_out){ cfg->flent_file, 0 };
+	if (dropuser_check(cfg->run_as, outs, n, err, sizeof(err)) == 0)
+		return 0;
+	log_error("%s", err);
+	snprintf(res->error, sizeof(res->error), "%s", err);
+	return 1;
+}
+
+/* Without -Z, a client that sudo started runs as the user who called sudo: the outputs they
+ * asked for then land where they can write and belong to them (tcpdump's fixed default user
+ * cannot write to a home directory). */
+static void cli_default_user(struct client_config *cfg)
+{
+	const char *sudo_user = getenv("SUDO_USER");
+
+	if (cfg->run_as == NULL || cfg->run_as_set || sudo_user == NULL || sudo_user[0] == '\0')
+		return;
+	cfg->run_as = sudo_user;
+}
+
 /* Races the candidates' idle RTTs and points cfg at the winner. 0, or 1 after one sentence. */
 static int cli_choose(struct client_config *cfg, struct fleet *fleet)
 {
 	struct fleet_timing t = fleet_timing_default();
 	char err[1024];
-	int i = fleet_measure(fleet, &t, err, sizeof(err));
+	int i = fleet_measure(fleet, &t, cfg->bind ? &cfg->local : NULL, err, sizeof(err));
 
 	if (i < 0) {
 		log_error("%s", err);
@@ -585,8 +692,12 @@ int cli_main(int argc, char **argv)
 	if (is_lab) {
 		rc = cli_lab(&cfg, &lab, &res, &lab_names);
 	} else {
-		rc = fleet ? cli_choose(&cfg, fleet) : 0;
+		cli_default_user(&cfg);
 		result_init(&res, &cfg);
+		rc = cli_check_user(&cfg, &res);
+		if (rc == 0 && fleet)
+			rc = cli_choose(&cfg, fleet);
+		res.cfg = cfg; /* cli_choose pointed it at the chosen server */
 		res.fleet = fleet;
 		if (rc == 0)
 			rc = cli_measure(&cfg, &res);

@@ -33,6 +33,9 @@ static const struct client_option options_table[CLIOPT_COUNT] = {
 			      "only IPv4 addresses of SERVER" },
 	[CLIOPT_VERSION6] = { "version6", '6', NULL, CLIOPT_TEST,
 			      "only IPv6 addresses of SERVER" },
+	[CLIOPT_BIND] = { "bind", 'B', "ADDR", CLIOPT_TEST,
+			  "send everything from the local address ADDR: control,\n"
+			  "load and probes (implies its family, as -4/-6)" },
 	[CLIOPT_PARALLEL] = { "parallel", 'P', "N|auto", CLIOPT_ALL,
 			      "TCP flows per loaded direction, 1-64 (default 8); auto:\n"
 			      "start with one and add one per second until one more\n"
@@ -159,6 +162,11 @@ static const struct client_option options_table[CLIOPT_COUNT] = {
 	[CLIOPT_PER_HOP] = { "per-hop", 0, "icmp|udp", CLIOPT_TEST,
 			     "latency of every hop to the server under load, from\n"
 			     "TTL-limited probes (20/s), and where the queue builds" },
+	[CLIOPT_USER] = { "user", 'Z', "USER", CLIOPT_TEST,
+			  "started as root: run as USER once the sockets and\n"
+			  "the capture are open, as tcpdump -Z (default: who ran\n"
+			  "sudo, else nobody; -Z root keeps root); files are\n"
+			  "written as USER" },
 };
 
 const struct client_option *options_get(enum client_opt opt)
@@ -241,9 +249,10 @@ void options_usage(FILE *f)
 		[CLIOPT_ALL] = "Measures latency under load (bufferbloat) and the bottleneck buffer "
 			       "each way.\n",
 		[CLIOPT_TEST] = "measurement only:\n",
-		[CLIOPT_LAB] = "lab only (needs root): emulates a bottleneck in network namespaces, "
-			       "runs the\nreal daemon and client through it and prints the "
-			       "measurement next to the\nconfigured truth.\n",
+		[CLIOPT_LAB] = "lab only: emulates a bottleneck in network namespaces, runs the real "
+			       "daemon and\nclient through it and prints the measurement next to "
+			       "the configured truth.\nRoot, or any user where the kernel allows "
+			       "user namespaces (it runs in its own).\n",
 	};
 
 	fputs("usage: bloatmeter [options] SERVER\n"

@@ -62,9 +62,10 @@ static void dial_failed(const struct sockaddr_storage *sa, int e, const char *wh
 
 /* Starts attempt idx: adds it to the pending set, or records its immediate failure. */
 static void dial_start(const struct sockaddr_storage *sa, const socklen_t *len, int idx,
-		       int timeout_ms, struct attempt *p, int *np, char *err, size_t errlen)
+		       const struct sockaddr_storage *local, int timeout_ms, struct attempt *p,
+		       int *np, char *err, size_t errlen)
 {
-	int fd = sock_connect_start(&sa[idx], len[idx]);
+	int fd = sock_connect_start_from(&sa[idx], len[idx], local);
 
 	if (fd < 0) {
 		dial_failed(&sa[idx], errno, NULL, err, errlen);
@@ -118,8 +119,9 @@ static int dial_reap(const struct sockaddr_storage *sa, struct attempt *p, int *
 	return -1;
 }
 
-int dial_race(const struct sockaddr_storage *sa, const socklen_t *len, int n, int stagger_ms,
-	      int timeout_ms, int *won, char *err, size_t errlen)
+int dial_race(const struct sockaddr_storage *sa, const socklen_t *len, int n,
+	      const struct sockaddr_storage *local, int stagger_ms, int timeout_ms, int *won,
+	      char *err, size_t errlen)
 {
 	struct attempt p[DIAL_MAX];
 	struct pollfd pfd[DIAL_MAX];
@@ -134,7 +136,7 @@ int dial_race(const struct sockaddr_storage *sa, const socklen_t *len, int n, in
 
 		/* The next attempt: when its turn has come, or at once when nothing is pending. */
 		if (next < n && (np == 0 || clock_mono_ns() >= next_start)) {
-			dial_start(sa, len, next++, timeout_ms, p, &np, err, errlen);
+			dial_start(sa, len, next++, local, timeout_ms, p, &np, err, errlen);
 			next_start = clock_mono_ns() + (int64_t)stagger_ms * NS_PER_MS;
 			continue;
 		}

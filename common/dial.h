@@ -14,12 +14,14 @@
  * with the other family while both have addresses left, each family in its given order. */
 void dial_interleave(struct sockaddr_storage *sa, socklen_t *len, int n);
 
-/* Races connects to sa[0..n) (n ≤ DIAL_MAX), in order: the next attempt starts stagger_ms
+/* Races connects to sa[0..n) (n ≤ DIAL_MAX) from local (sock_connect_start_from; NULL: any
+ * local address), in order: the next attempt starts stagger_ms
  * after the previous one, or at once when that one fails; each attempt may take timeout_ms.
  * Returns the first connected non-blocking fd and its index in *won; every other attempt is
  * closed. -1 when all failed, with the last failure in err (one sentence, naming its
  * address); each earlier failure is logged at info level. */
-int dial_race(const struct sockaddr_storage *sa, const socklen_t *len, int n, int stagger_ms,
-	      int timeout_ms, int *won, char *err, size_t errlen);
+int dial_race(const struct sockaddr_storage *sa, const socklen_t *len, int n,
+	      const struct sockaddr_storage *local, int stagger_ms, int timeout_ms, int *won,
+	      char *err, size_t errlen);
 
 #endif

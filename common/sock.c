@@ -148,6 +148,19 @@ int sock_tune_notsent_lowat(int fd)
 	return sock_set_notsent_lowat(fd, (int)lowat);
 }
 
+int sock_set_rcvbuf(int fd, int bytes)
+{
+	int got;
+	socklen_t len = sizeof(got);
+
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &bytes, sizeof(bytes)) < 0 &&
+	    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &bytes, sizeof(bytes)) < 0)
+		return -1;
+	if (getsockopt(fd, SOL_SOCKET, SO_RCVBUF, &got, &len) < 0)
+		return -1;
+	return got;
+}
+
 enum ts_source sock_enable_rx_timestamps(int fd)
 {
 	int one = 1;
@@ -155,6 +168,26 @@ enum ts_source sock_enable_rx_timestamps(int fd)
 	if (setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPNS, &one, sizeof(one)) == 0)
 		return TS_SRC_KERNEL;
 	return TS_SRC_USER;
+}
+
+/* The receive time of a datagram from its SCM_TIMESTAMPNS cmsg, when the kernel gave one
+ * (the user-space time otherwise stays). */
+static void sock_msg_rx_time(struct msghdr *mh, int64_t *rx_mono, enum ts_source *src)
+{
+	if (mh->msg_flags & MSG_CTRUNC)
+		return; /* keep the datagram, fall back to the user-space time */
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(mh); c; c = CMSG_NXTHDR(mh, c)) {
+		struct timespec ts;
+
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_TIMESTAMPNS ||
+		    c->cmsg_len != CMSG_LEN(sizeof(ts)))
+			continue;
+		memcpy(&ts, CMSG_DATA(c), sizeof(ts));
+		if (ts.tv_sec == 0 && ts.tv_nsec == 0)
+			continue;
+		*rx_mono = clock_real_to_mono((int64_t)ts.tv_sec * NS_PER_SEC + ts.tv_nsec);
+		*src = TS_SRC_KERNEL;
+	}
 }
 
 ssize_t sock_recv_ts(int fd, void *buf, size_t cap, struct sockaddr_storage *peer,
@@ -184,21 +217,80 @@ ssize_t sock_recv_ts(int fd, void *buf, size_t cap, struct sockaddr_storage *pee
 		errno = EMSGSIZE;
 		return -1;
 	}
-	if (mh.msg_flags & MSG_CTRUNC)
-		return n; /* keep the datagram, fall back to the user-space time */
-	for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
-		struct timespec ts;
-
-		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_TIMESTAMPNS ||
-		    c->cmsg_len != CMSG_LEN(sizeof(ts)))
-			continue;
-		memcpy(&ts, CMSG_DATA(c), sizeof(ts));
-		if (ts.tv_sec == 0 && ts.tv_nsec == 0)
-			continue;
-		*rx_mono = clock_real_to_mono((int64_t)ts.tv_sec * NS_PER_SEC + ts.tv_nsec);
-		*src = TS_SRC_KERNEL;
-	}
+	sock_msg_rx_time(&mh, rx_mono, src);
 	return n;
+}
+
+int sock_recv_ts_batch(int fd, struct sock_dgram *d, int n)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(struct timespec))];
+		struct cmsghdr align;
+	} ctl[SOCK_BATCH_MAX];
+	struct mmsghdr mm[SOCK_BATCH_MAX];
+	struct iovec iov[SOCK_BATCH_MAX];
+	int64_t now;
+	int got;
+
+	if (n > SOCK_BATCH_MAX)
+		n = SOCK_BATCH_MAX;
+	for (int i = 0; i < n; i++) {
+		iov[i] = (struct iovec){ .iov_base = d[i].buf, .iov_len = d[i].cap };
+		mm[i] = (struct mmsghdr){ .msg_hdr = {
+			.msg_name = &d[i].peer,
+			.msg_namelen = sizeof(d[i].peer),
+			.msg_iov = &iov[i],
+			.msg_iovlen = 1,
+			.msg_control = ctl[i].buf,
+			.msg_controllen = sizeof(ctl[i].buf),
+		} };
+	}
+	got = recvmmsg(fd, mm, (unsigned)n, MSG_DONTWAIT, NULL);
+	if (got <= 0)
+		return got < 0 ? -1 : (errno = EAGAIN, -1);
+	now = clock_mono_ns();
+	for (int i = 0; i < got; i++) {
+		d[i].len = mm[i].msg_len;
+		d[i].peerlen = mm[i].msg_hdr.msg_namelen;
+		d[i].rx_mono = now;
+		d[i].src = TS_SRC_USER;
+		d[i].truncated = (mm[i].msg_hdr.msg_flags & MSG_TRUNC) != 0;
+		sock_msg_rx_time(&mm[i].msg_hdr, &d[i].rx_mono, &d[i].src);
+	}
+	return got;
+}
+
+int sock_send_batch(int fd, const struct sock_dgram *d, int n)
+{
+	struct mmsghdr mm[SOCK_BATCH_MAX];
+	struct iovec iov[SOCK_BATCH_MAX];
+	int sent = 0;
+
+	if (n > SOCK_BATCH_MAX)
+		n = SOCK_BATCH_MAX;
+	for (int i = 0; i < n; i++) {
+		iov[i] = (struct iovec){ .iov_base = d[i].buf, .iov_len = d[i].len };
+		mm[i] = (struct mmsghdr){ .msg_hdr = {
+			.msg_name = (void *)&d[i].peer,
+			.msg_namelen = d[i].peerlen,
+			.msg_iov = &iov[i],
+			.msg_iovlen = 1,
+		} };
+	}
+	/* sendmmsg stops at the first datagram that fails: skip it and go on with the rest. */
+	for (int i = 0; i < n;) {
+		int r = sendmmsg(fd, mm + i, (unsigned)(n - i), MSG_DONTWAIT);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0) {
+			i++;
+			continue;
+		}
+		sent += r;
+		i += r;
+	}
+	return sent;
 }
 
 int sock_resolve_all(const char *host, uint16_t port, int socktype, int family,
@@ -244,13 +336,45 @@ int sock_resolve(const char *host, uint16_t port, int socktype, struct sockaddr_
 		       ? -1 : 0;
 }
 
+int sock_parse_ip(const char *s, struct sockaddr_storage *out)
+{
+	struct addrinfo hints, *res = NULL;
+
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_flags = AI_NUMERICHOST;
+	hints.ai_socktype = SOCK_DGRAM;
+	if (getaddrinfo(s, NULL, &hints, &res) != 0 || res == NULL)
+		return -1;
+	memset(out, 0, sizeof(*out));
+	memcpy(out, res->ai_addr, res->ai_addrlen);
+	freeaddrinfo(res);
+	return 0;
+}
+
+int sock_bind_local(int fd, const struct sockaddr_storage *local)
+{
+	socklen_t len;
+
+	if (local == NULL || local->ss_family == AF_UNSPEC)
+		return 0;
+	len = local->ss_family == AF_INET ? sizeof(struct sockaddr_in) : sizeof(struct sockaddr_in6);
+	return bind(fd, (const struct sockaddr *)local, len);
+}
+
 int sock_connect_start(const struct sockaddr_storage *sa, socklen_t len)
+{
+	return sock_connect_start_from(sa, len, NULL);
+}
+
+int sock_connect_start_from(const struct sockaddr_storage *sa, socklen_t len,
+			    const struct sockaddr_storage *local)
 {
 	int fd = socket(sa->ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 
 	if (fd < 0)
 		return -1;
-	if (connect(fd, (const struct sockaddr *)sa, len) < 0 && errno != EINPROGRESS) {
+	if (sock_bind_local(fd, local) < 0 ||
+	    (connect(fd, (const struct sockaddr *)sa, len) < 0 && errno != EINPROGRESS)) {
 		int e = errno;
 
 		close(fd);

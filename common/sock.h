@@ -59,6 +59,11 @@ void sock_tcp_totals_add(int fd, struct tcp_totals *t);
 /* Keeps a bulk sender's unsent backlog near 5 ms of its delivery rate (at least 16 KiB), as
  * the responsiveness draft asks, so the tool adds no queue of its own. */
 int sock_tune_notsent_lowat(int fd);
+/* Asks for a receive buffer of bytes: SO_RCVBUFFORCE (with CAP_NET_ADMIN: past
+ * net.core.rmem_max), else SO_RCVBUF (the kernel caps it at rmem_max). Returns the buffer the
+ * socket has now in bytes (the kernel's doubled figure, what it counts queued packets
+ * against), or -1 with errno. */
+int sock_set_rcvbuf(int fd, int bytes);
 /* Asks for kernel receive timestamps (SO_TIMESTAMPNS); returns the source future receives use. */
 enum ts_source sock_enable_rx_timestamps(int fd);
 
@@ -66,6 +71,28 @@ enum ts_source sock_enable_rx_timestamps(int fd);
  * *rx_mono is the receive time on CLOCK_MONOTONIC and *src says who took it. */
 ssize_t sock_recv_ts(int fd, void *buf, size_t cap, struct sockaddr_storage *peer,
 		     socklen_t *peerlen, int64_t *rx_mono, enum ts_source *src);
+
+/* One datagram of a batch (sock_recv_ts_batch, sock_send_batch). */
+struct sock_dgram {
+	void *buf;                     /* its bytes; the caller owns the storage */
+	size_t cap;                    /* receive: room in buf */
+	size_t len;                    /* receive: its length; send: bytes to send */
+	struct sockaddr_storage peer;  /* receive: the sender; send: the destination */
+	socklen_t peerlen;
+	int64_t rx_mono;               /* receive: as sock_recv_ts */
+	enum ts_source src;
+	int truncated;                 /* receive: longer than cap (MSG_TRUNC): not to be used */
+};
+#define SOCK_BATCH_MAX 64
+
+/* Receives up to n (≤ SOCK_BATCH_MAX) queued datagrams with one recvmmsg, without waiting,
+ * each with its receive time as sock_recv_ts gives it. Returns how many (≥ 1), or -1 with
+ * errno (EAGAIN: none queued). One system call for a batch: a reflector that makes one per
+ * datagram spends most of its time entering the kernel (docs/scale.md). */
+int sock_recv_ts_batch(int fd, struct sock_dgram *d, int n);
+/* Sends d[0..n) (n ≤ SOCK_BATCH_MAX), each to its peer, with sendmmsg; a datagram the kernel
+ * refuses is skipped (UDP: lost, as a dropped packet). Returns how many were sent. */
+int sock_send_batch(int fd, const struct sock_dgram *d, int n);
 
 /* Resolves host:port (numeric or name) for the given socket type; host NULL = wildcard. */
 int sock_resolve(const char *host, uint16_t port, int socktype, struct sockaddr_storage *out,
@@ -78,6 +105,16 @@ int sock_resolve_all(const char *host, uint16_t port, int socktype, int family,
 		     size_t errlen);
 /* Starts a non-blocking connect; returns the fd (connect in progress or done) or -1. */
 int sock_connect_start(const struct sockaddr_storage *sa, socklen_t len);
+/* The same from the local address local (-B; port 0), or from any when local is NULL or its
+ * family is AF_UNSPEC. */
+int sock_connect_start_from(const struct sockaddr_storage *sa, socklen_t len,
+			    const struct sockaddr_storage *local);
+/* Binds fd to local (port 0: the kernel picks one) before it connects; nothing when local
+ * is NULL or AF_UNSPEC. 0, or -1 with errno (EAFNOSUPPORT: local is of another family). */
+int sock_bind_local(int fd, const struct sockaddr_storage *local);
+/* Parses a numeric IPv4 or IPv6 address (an IPv6 one may carry a %scope) into out, port 0.
+ * 0, or -1 when s is not one. */
+int sock_parse_ip(const char *s, struct sockaddr_storage *out);
 /* After the fd became writable: 0 if connected, else -1 with errno = the connect error. */
 int sock_connect_result(int fd);
 /* Non-blocking connect bounded by timeout_ms; returns a non-blocking fd or -1 with err set. */

@@ -267,6 +267,11 @@ void wire_probe_encode(const struct wire_probe *p, uint8_t *buf, size_t len)
 	bytes_put_be64(buf + 56, p->server_rx_count);
 }
 
+void wire_probe_set_server_tx(uint8_t *buf, int64_t server_tx_ns)
+{
+	bytes_put_be64(buf + 48, (uint64_t)server_tx_ns);
+}
+
 int wire_probe_decode(const uint8_t *buf, size_t len, struct wire_probe *p)
 {
 	struct wire_probe tmp;

@@ -105,6 +105,9 @@ struct wire_probe {
 
 /* Writes the header into buf (len >= WIRE_PROBE_MIN); bytes after the header are zeroed. */
 void wire_probe_encode(const struct wire_probe *p, uint8_t *buf, size_t len);
+/* Overwrites the server send time of an encoded probe (buf holds ≥ WIRE_PROBE_MIN bytes): a
+ * reflector that answers a batch stamps it right before the batch leaves. */
+void wire_probe_set_server_tx(uint8_t *buf, int64_t server_tx_ns);
 /* 0 on success; -1 if too short/long, wrong magic/version/kind. Decodes into a zeroed *p. */
 WIRE_WUR int wire_probe_decode(const uint8_t *buf, size_t len, struct wire_probe *p);
 

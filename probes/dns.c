@@ -263,6 +263,12 @@ static int dns_probe_socket(struct dns_probe *p, char *err, size_t errlen)
 	const struct dns_probe_config *cfg = &p->cfg;
 
 	p->fd = socket(cfg->server.ss_family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (p->fd >= 0 && sock_bind_local(p->fd, &cfg->local) < 0) {
+		snprintf(err, errlen, "cannot send DNS queries to %s from the -B address: %s",
+			 cfg->server.ss_family == AF_INET6 ? "an IPv6 server" : "an IPv4 server",
+			 strerror(errno));
+		return -1;
+	}
 	if (p->fd < 0 || connect(p->fd, (const struct sockaddr *)&cfg->server, cfg->server_len) < 0) {
 		snprintf(err, errlen, "cannot open the DNS probe socket: %s", strerror(errno));
 		return -1;

@@ -22,6 +22,7 @@ struct dns_probe_config {
 	int64_t interval_ns;            /* > 0 */
 	int64_t timeout_ns;             /* > 0: a later answer makes the sample SAMPLE_LOST */
 	int dscp;                       /* 0..63, or -1 to leave the default */
+	struct sockaddr_storage local;  /* -B: the source address; AF_UNSPEC (zero): any */
 };
 
 struct dns_probe;

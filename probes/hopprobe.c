@@ -510,6 +510,11 @@ struct hop_probe *hop_probe_start(struct event_base *base, const struct hop_prob
 	}
 	if (hop_open(p, err, errlen) < 0)
 		goto fail;
+	if (sock_bind_local(p->fd, &p->cfg.local) < 0) {
+		snprintf(err, errlen, "cannot bind the per-hop probe socket to the -B address: %s",
+			 strerror(errno));
+		goto fail;
+	}
 	p->send_ev = evtimer_new(base, hop_send_callback, p);
 	p->recv_ev = event_new(base, p->fd, EV_READ | EV_PERSIST, hop_recv_callback, p);
 	if (p->send_ev == NULL || p->recv_ev == NULL || event_add(p->recv_ev, NULL) < 0 ||

@@ -41,6 +41,7 @@ struct hop_probe_config {
 	enum hop_mode mode;             /* ICMP or UDP */
 	int64_t interval_ns;            /* between two probes (of any TTL); ≥ 10 ms */
 	int64_t timeout_ns;             /* > 0 */
+	struct sockaddr_storage local;  /* -B: the source address; AF_UNSPEC (zero): any */
 };
 
 struct hop_probe;

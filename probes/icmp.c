@@ -618,6 +618,11 @@ struct icmp_probe *icmp_probe_start(struct event_base *base, const struct icmp_p
 	}
 	if (icmp_open(p, err, errlen) < 0)
 		goto fail;
+	if (sock_bind_local(p->fd, &p->cfg.local) < 0) {
+		snprintf(err, errlen, "cannot bind the ICMP probe socket to the -B address: %s",
+			 strerror(errno));
+		goto fail;
+	}
 	if (p->cfg.dscp >= 0 && sock_set_dscp(p->fd, p->cfg.dscp) < 0) {
 		snprintf(err, errlen, "cannot mark ICMP probes with DSCP %d: %s", p->cfg.dscp,
 			 strerror(errno));

@@ -27,6 +27,7 @@ struct icmp_probe_config {
 	int64_t timeout_ns;             /* > 0: later answers make the sample SAMPLE_LOST */
 	size_t size;                    /* payload bytes, ICMP_PAYLOAD_MIN..MAX; 0 = default */
 	int dscp;                       /* 0..63, or -1 to leave the default */
+	struct sockaddr_storage local;  /* -B: the source address; AF_UNSPEC (zero): any */
 };
 
 struct icmp_probe;

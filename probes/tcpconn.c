@@ -168,7 +168,8 @@ static int tcpconn_open(struct tcpconn_probe *p, int64_t *start_ns, int *connect
 	*connect_errno = 0;
 	if (fd < 0)
 		return -1;
-	if (sock_set_nodelay(fd) < 0 || sock_set_abortive_close(fd) < 0) {
+	if (sock_set_nodelay(fd) < 0 || sock_set_abortive_close(fd) < 0 ||
+	    sock_bind_local(fd, &p->cfg.local) < 0) {
 		int e = errno;
 
 		close(fd);

@@ -29,6 +29,7 @@ struct tcpconn_probe_config {
 	int64_t timeout_ns;             /* whole exchange; <= 0: the default */
 	int dscp;                       /* 0..63, -1: leave the default */
 	int max_outstanding;            /* open connections at most; <= 0: the default */
+	struct sockaddr_storage local;  /* -B: the source address; AF_UNSPEC (zero): any */
 };
 
 struct tcpconn_probe;

@@ -27,6 +27,7 @@ struct udp_probe {
 	size_t kernel_stamps;
 	_Atomic int64_t last_rtt_ns;  /* for live progress in another thread */
 	_Atomic uint64_t replies;     /* valid replies so far, for the caller's liveness check */
+	_Atomic uint64_t sent;        /* nsent, readable from the caller's thread */
 	struct probe_schedule sched;
 	int64_t grace_ns;
 	int stopping;
@@ -70,6 +71,7 @@ static void udp_probe_send(struct udp_probe *p)
 	if (send(p->fd, buf, p->cfg.size, 0) < 0)
 		log_debug("probe send: %s", strerror(errno)); /* counts as lost: honest */
 	p->nsent++;
+	atomic_store_explicit(&p->sent, p->nsent, memory_order_relaxed);
 }
 
 /* One-shot timer re-armed for the next slot of the absolute schedule. */
@@ -177,7 +179,8 @@ struct udp_probe *udp_probe_start(const struct udp_probe_config *cfg, char *err,
 		goto fail;
 	}
 	p->fd = socket(cfg->server.ss_family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (p->fd < 0 || connect(p->fd, (const struct sockaddr *)&cfg->server, cfg->server_len) < 0) {
+	if (p->fd < 0 || sock_bind_local(p->fd, &cfg->local) < 0 ||
+	    connect(p->fd, (const struct sockaddr *)&cfg->server, cfg->server_len) < 0) {
 		snprintf(err, errlen, "cannot open the UDP probe socket: %s", strerror(errno));
 		goto fail;
 	}
@@ -237,6 +240,11 @@ int64_t udp_probe_last_rtt(const struct udp_probe *p)
 uint64_t udp_probe_replies(const struct udp_probe *p)
 {
 	return atomic_load_explicit(&p->replies, memory_order_relaxed);
+}
+
+uint64_t udp_probe_sent(const struct udp_probe *p)
+{
+	return atomic_load_explicit(&p->sent, memory_order_relaxed);
 }
 
 size_t udp_probe_kernel_stamps(const struct udp_probe *p)

@@ -28,6 +28,7 @@ struct udp_probe_config {
 	int64_t interval_ns;
 	size_t size;                    /* datagram bytes, WIRE_PROBE_MIN..WIRE_PROBE_MAX */
 	size_t max_probes;              /* capacity: duration / interval plus margin */
+	struct sockaddr_storage local;  /* -B: the source address; AF_UNSPEC (zero): any */
 };
 
 struct udp_probe;
@@ -44,6 +45,8 @@ size_t udp_probe_kernel_stamps(const struct udp_probe *p);
 int64_t udp_probe_last_rtt(const struct udp_probe *p);
 /* Valid replies so far; safe to call from any thread. */
 uint64_t udp_probe_replies(const struct udp_probe *p);
+/* Requests sent so far; safe to call from any thread. */
+uint64_t udp_probe_sent(const struct udp_probe *p);
 /* Scheduling health: sends that left more than one interval late. */
 uint64_t udp_probe_late_sends(const struct udp_probe *p);
 /* Transfers ownership of the records to the caller (free() them), then frees p. */

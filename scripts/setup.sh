@@ -22,6 +22,7 @@ if [ "${1:-}" = "--test-tools" ]; then
 		bind9-dnsutils                              # dig against the DNS responder
 		curl openssl                                # the HTTP listener; test certificates (TLS)
 		systemd                                     # systemd-analyze verify of the units
+		adduser init-system-helpers                 # dpkg -i of the .deb (its Depends)
 		man-db                                      # man --warnings on the manual pages (groff)
 		devscripts                                  # hardening-check of both binaries
 		logrotate                                   # the packaged logrotate file (tests/packaging)

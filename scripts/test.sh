@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test: builds (scripts/setup.sh), then the unit tests under ASan/UBSan, the libFuzzer
-# targets briefly, and ctest over the main build — unit, integration, packaging, hostile input
-# and the namespace lab scenarios. Not the benchmarks (scripts/bench.sh). Needs root
+# targets briefly, and ctest over the main build — unit, integration, packaging, hostile input,
+# the namespace lab scenarios and the 2-minute soak (tests/soak). Not the benchmarks
+# (scripts/bench.sh) nor the long soak (scripts/soak.sh). Needs root
 # (namespaces, tc): run as another user, it re-runs itself through sudo (scripts/as-root) and
 # at the end gives the build trees back to that user. Usage: scripts/test.sh
 set -euo pipefail

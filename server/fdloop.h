@@ -18,8 +18,9 @@ struct fdloop {
 	int fd;                   /* the socket watched (its owner closes it) */
 	const char *name;         /* for the log: "cannot start the <name> thread" */
 	void (*begin)(void *arg); /* on the new thread before it first waits; may be NULL */
-	/* fd is readable: read what is queued, at most a batch of its own choosing; 1 when it
-	 * stopped at that bound (more may be queued), 0 when the socket is empty */
+	/* fd is readable: read what is queued, at most a batch of its own choosing; 1 to pause
+	 * (it stopped at that bound and judges the input a flood), 0 to poll again at once (the
+	 * socket is empty, or the batch was legitimate work) */
 	int (*drain)(void *arg);
 	void *arg;
 	int stop_fd;              /* eventfd: written once to stop the thread */

@@ -6,6 +6,14 @@
 
 struct reflector;
 
+/* The receive buffer the reflector's socket asks for. Probes wait in it while the thread is
+ * not on a CPU: the default (net.core.rmem_default, 208 KiB) holds about 2 ms of 1000
+ * sessions' probes (100 000/s, ~1 KiB of kernel memory each) on loopback, and a busy host
+ * deschedules the thread for longer, so they were dropped (docs/scale.md). Kernel memory,
+ * used only while probes are queued. Asked for while still privileged (past rmem_max);
+ * unprivileged, net.core.rmem_max caps it. */
+#define REFLECTOR_RCVBUF (4 << 20)
+
 /* Before privileges are dropped (reflector-priority): the calling thread takes SCHED_FIFO at
  * prio (1-99) for the reflector thread to inherit. 0 when taken (or prio is 0), -1 with a
  * warning when not allowed: the reflector then runs under the normal policy. */

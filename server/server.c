@@ -259,6 +259,21 @@ static void server_signal_callback(evutil_socket_t sig, short what, void *arg)
 	server_stop(st, (int)sig);
 }
 
+/* The reflector socket's receive buffer (REFLECTOR_RCVBUF), set here while still privileged;
+ * what it got is logged, as a smaller one loses probes at many sessions. */
+static void server_reflector_rcvbuf(int fd)
+{
+	int got = sock_set_rcvbuf(fd, REFLECTOR_RCVBUF);
+
+	if (got < 0)
+		log_warn("reflector receive buffer");
+	else if (got < 2 * REFLECTOR_RCVBUF) /* the kernel reports twice what it grants */
+		log_info("reflector receive buffer %d KiB (asked for %d KiB: net.core.rmem_max "
+			 "caps it)", got / 2048, REFLECTOR_RCVBUF / 1024);
+	else
+		log_debug("reflector receive buffer %d KiB", got / 2048);
+}
+
 /* Opens the listening and UDP sockets (the DNS one only when its port is set); 0, or -1
  * after logging one clear sentence, with what was opened left for server_teardown. */
 static int server_open(struct server_state *st)
@@ -276,6 +291,7 @@ static int server_open(struct server_state *st)
 		log_error("%s", err);
 		return -1;
 	}
+	server_reflector_rcvbuf(st->udp_fd);
 	if (cfg->dns_port != 0 &&
 	    (st->dns_fd = sock_bind_udp(cfg->bind_addr, cfg->dns_port, err, sizeof(err))) < 0) {
 		log_error("%s (DNS responder; --dns-port 0 turns it off)", err);

@@ -6,12 +6,50 @@
 
 #include "common/sock.h"
 
+/* The buckets for cap entries: a power of two at least cap, all empty. NULL if no memory. */
+static int *table_buckets(int cap, uint32_t *mask)
+{
+	uint32_t n = 1;
+	int *b;
+
+	while (n < (uint32_t)cap)
+		n <<= 1;
+	b = malloc(n * sizeof(*b));
+	if (b == NULL)
+		return NULL;
+	memset(b, 0xff, n * sizeof(*b)); /* all −1 */
+	*mask = n - 1;
+	return b;
+}
+
+/* Tokens are 128 random bits from the server (util_random), so any 4 of their bytes spread
+ * evenly; a sender cannot place an entry, only look up the chain its token falls in. */
+static uint32_t table_hash(const struct session_table *t, const uint8_t *token)
+{
+	uint32_t h;
+
+	memcpy(&h, token, sizeof(h));
+	return h & t->bucket_mask;
+}
+
+static void table_link(struct session_table *t, int i)
+{
+	uint32_t h = table_hash(t, t->e[i].token);
+
+	t->e[i].next = t->bucket[h];
+	t->bucket[h] = i;
+}
+
 int session_table_init(struct session_table *t, int cap)
 {
 	memset(t, 0, sizeof(*t));
 	t->e = calloc((size_t)cap, sizeof(*t->e));
-	if (t->e == NULL)
+	t->bucket = table_buckets(cap, &t->bucket_mask);
+	if (t->e == NULL || t->bucket == NULL) {
+		free(t->e);
+		free(t->bucket);
 		return -1;
+	}
 	t->cap = cap;
 	return pthread_mutex_init(&t->lock, NULL) == 0 ? 0 : -1;
 }
@@ -19,15 +57,15 @@ int session_table_init(struct session_table *t, int cap)
 void session_table_free(struct session_table *t)
 {
 	free(t->e);
+	free(t->bucket);
 	pthread_mutex_destroy(&t->lock);
 }
 
-/* Linear scan: capacity is the concurrent-session limit, small enough that a scan of
- * 16-byte tokens is cheaper than hashing them. Caller holds the lock. */
+/* The entry of token through its bucket's chain, or NULL. Caller holds the lock. */
 static struct reflect_entry *table_find(struct session_table *t, const uint8_t *token)
 {
-	for (int i = 0; i < t->cap; i++)
-		if (t->e[i].used && memcmp(t->e[i].token, token, WIRE_TOKEN_LEN) == 0)
+	for (int i = t->bucket[table_hash(t, token)]; i >= 0; i = t->e[i].next)
+		if (memcmp(t->e[i].token, token, WIRE_TOKEN_LEN) == 0)
 			return &t->e[i];
 	return NULL;
 }
@@ -37,6 +75,7 @@ int session_table_add(struct session_table *t, const uint8_t *token, const struc
 	int rc = -1;
 
 	pthread_mutex_lock(&t->lock);
+	/* A scan for a free slot, once per session start: lookups are the frequent path. */
 	for (int i = 0; i < t->cap; i++) {
 		if (!t->e[i].used) {
 			memset(&t->e[i], 0, sizeof(t->e[i]));
@@ -48,6 +87,7 @@ int session_table_add(struct session_table *t, const uint8_t *token, const struc
 			memcpy(&t->e[i].client, client,
 			       client->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
 							     : sizeof(struct sockaddr_in));
+			table_link(t, i);
 			rc = 0;
 			break;
 		}
@@ -58,12 +98,18 @@ int session_table_add(struct session_table *t, const uint8_t *token, const struc
 
 void session_table_remove(struct session_table *t, const uint8_t *token)
 {
-	struct reflect_entry *e;
+	int *link;
 
 	pthread_mutex_lock(&t->lock);
-	e = table_find(t, token);
-	if (e)
-		memset(e, 0, sizeof(*e));
+	for (link = &t->bucket[table_hash(t, token)]; *link >= 0; link = &t->e[*link].next) {
+		struct reflect_entry *e = &t->e[*link];
+
+		if (memcmp(e->token, token, WIRE_TOKEN_LEN) == 0) {
+			*link = e->next;
+			memset(e, 0, sizeof(*e));
+			break;
+		}
+	}
 	pthread_mutex_unlock(&t->lock);
 }
 
@@ -111,20 +157,33 @@ uint64_t session_table_probe_count(struct session_table *t, const uint8_t *token
 }
 
 /* Raises the reflector table's capacity to cap; it never shrinks, so live entries keep their
- * slots (only a SIGHUP reload grows it). The swap happens under the
- * table's lock, so the reflector thread sees the old array or the new one, never a mix. */
+ * slots (only a SIGHUP reload grows it), and the buckets are rebuilt for the new size. The
+ * swap happens under the table's lock, so the reflector thread sees the old arrays or the new
+ * ones, never a mix. */
 int session_table_grow(struct session_table *t, int cap)
 {
 	struct reflect_entry *e = calloc((size_t)cap, sizeof(*e)), *old;
+	uint32_t mask;
+	int *b = table_buckets(cap, &mask), *oldb;
 
-	if (e == NULL)
+	if (e == NULL || b == NULL) {
+		free(e);
+		free(b);
 		return -1;
+	}
 	pthread_mutex_lock(&t->lock);
 	memcpy(e, t->e, (size_t)t->cap * sizeof(*e));
 	old = t->e;
+	oldb = t->bucket;
 	t->e = e;
+	t->bucket = b;
+	t->bucket_mask = mask;
+	for (int i = 0; i < t->cap; i++)
+		if (e[i].used)
+			table_link(t, i);
 	t->cap = cap;
 	pthread_mutex_unlock(&t->lock);
 	free(old);
+	free(oldb);
 	return 0;
 }

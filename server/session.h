@@ -68,17 +68,24 @@ struct session {
 };
 
 /* The reflector's view of sessions: token, client IP and probe counter, behind one mutex,
- * because the reflector runs in its own thread. Fixed capacity set at creation. */
+ * because the reflector runs in its own thread. Fixed capacity set at creation. Entries are
+ * found through a hash of the token (chained buckets): the reflector looks one up for every
+ * probe and each session's worker for every 100 ms stats message, so a lookup must not cost a
+ * scan of every session (at 1000 sessions × 100 probes/s, a scan took most of the reflector's
+ * time under the lock the workers share; docs/scale.md). */
 struct session_table {
 	pthread_mutex_t lock;
 	int cap;
 	struct reflect_entry {
 		int used;
+		int next;                    /* the next entry of its bucket, −1 at the end */
 		uint8_t token[WIRE_TOKEN_LEN];
 		struct sockaddr_storage client;
 		uint64_t rx_count;
 		struct limits_bucket probes; /* max-probe-rate of this session */
 	} *e;
+	int *bucket;                      /* first entry of each chain, −1 = empty */
+	uint32_t bucket_mask;             /* buckets − 1 (a power of two ≥ cap) */
 	int probe_rate;                   /* requests per second and session; 0 = unlimited */
 };
 

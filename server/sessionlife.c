@@ -82,6 +82,7 @@ static void session_record_test(struct session *s)
 void sessionlife_end(struct session *s)
 {
 	struct server_ctx *srv = s->srv;
+	char net[48]; /* as testring's client field: "a.b.c.0/24" or an IPv6 /32 */
 
 	session_record_test(s);
 	while (s->flows)
@@ -93,8 +94,11 @@ void sessionlife_end(struct session *s)
 		event_free(s->tick);
 	if (s->ctrl)
 		bufferevent_free(s->ctrl);
+	/* The operator's one line per test at default verbosity: the client's network only, as
+	 * /api/v1/tests shows it (the full address is in the start line, at -v). */
+	testring_mask_addr((const struct sockaddr *)&s->peer, net, sizeof(net));
 	log_notice("session %llu from %s ended after %.1f s: %.1f MB down, %.1f MB up",
-		   (unsigned long long)s->id, s->peer_str,
+		   (unsigned long long)s->id, net,
 		   (double)(clock_mono_ns() - s->start_ns) / NS_PER_SEC,
 		   (double)atomic_load(&s->down_tx_bytes) / 1e6,
 		   (double)atomic_load(&s->up_rx_bytes) / 1e6);
@@ -319,7 +323,7 @@ void sessionlife_start(struct session *s, json_object *welcome)
 		sessionlife_end(s);
 		return;
 	}
-	log_notice("session %llu from %s: cc %s%s", (unsigned long long)s->id, s->peer_str, s->cc,
+	log_info("session %llu from %s: cc %s%s", (unsigned long long)s->id, s->peer_str, s->cc,
 		   s->cc_ok ? "" : " (not settable here)");
 	/* The client may already have pipelined more; handle it in the session's context. */
 	session_read_callback(bev, s);

@@ -85,6 +85,31 @@ void webconn_finish(struct webconn *c, int keep_alive)
 	webconn_arm_head(c, 0);
 }
 
+int webconn_hold(struct webconn *c)
+{
+	struct timeval tv = { c->srv->cfg->idle_timeout_s, 0 };
+
+	if (evbuffer_get_length(bufferevent_get_output(c->bev)) <= WEBCONN_OUT_MAX)
+		return 0;
+	if (c->held)
+		return 1;
+	/* The answers' progress is the deadline now (a slow reader is no attacker). */
+	c->held = 1;
+	evtimer_del(c->deadline);
+	bufferevent_set_timeouts(c->bev, NULL, &tv);
+	bufferevent_setwatermark(c->bev, EV_WRITE, WEBCONN_OUT_MAX / 2, 0);
+	return 1;
+}
+
+int webconn_unhold(struct webconn *c)
+{
+	if (!c->held || evbuffer_get_length(bufferevent_get_output(c->bev)) > WEBCONN_OUT_MAX / 2)
+		return 0;
+	c->held = 0;
+	webconn_arm_head(c, 0);
+	return 1;
+}
+
 void webconn_head_begun(struct webconn *c)
 {
 	struct timeval tv = { c->srv->cfg->handshake_timeout_s, 0 };

@@ -48,6 +48,7 @@ struct webconn {
 	LIST_ENTRY(webconn) link;         /* weblisten's list, for stop */
 	enum webconn_state state;
 	int head_started;                 /* the head deadline runs */
+	int held;                         /* no request is read until the answers drain */
 	struct event *deadline;           /* head deadline, or the last answer's */
 	int64_t req_start_ns;             /* the current request's head was whole */
 	struct ev_token_bucket_cfg *bucket; /* max-rate, NULL = none */
@@ -83,6 +84,14 @@ void webconn_arm_transfer(struct webconn *c);
 /* Waits for a request head: the first within handshake-timeout of accept, later ones within
  * idle-timeout for their first byte and handshake-timeout from there. */
 void webconn_arm_head(struct webconn *c, int first);
+/* Answers of pipelined requests over WEBCONN_OUT_MAX wait unread: read no more requests until
+ * they drain below WEBCONN_OUT_MAX / 2 (webconn_unhold), and close after idle-timeout without a
+ * byte of them leaving. Else a client that sends small requests and never reads would make the
+ * daemon queue answers (~10x their requests) without bound. 1 when held. */
+#define WEBCONN_OUT_MAX (64 * 1024)
+int webconn_hold(struct webconn *c);
+/* The answers have drained: wait for the next head again (webconn_arm_head). 1 if it was held. */
+int webconn_unhold(struct webconn *c);
 /* The deadline of a head that has begun to arrive (once per head). */
 void webconn_head_begun(struct webconn *c);
 void webconn_count_reject(struct server_ctx *srv, enum webreject why);

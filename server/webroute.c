@@ -184,6 +184,10 @@ static void webroute_write_cb(struct bufferevent *bev, void *arg)
 			webroute_read_cb(bev, c); /* a pipelined request may be waiting */
 		return;
 	}
+	if (c->state == WEBCONN_HEAD && webconn_unhold(c)) {
+		webroute_read_cb(bev, c); /* the held requests */
+		return;
+	}
 	if (c->state == WEBCONN_CLOSING && evbuffer_get_length(bufferevent_get_output(bev)) == 0)
 		webconn_close(c);
 }
@@ -232,7 +236,7 @@ static void webroute_read_cb(struct bufferevent *bev, void *arg)
 				return;
 			continue;
 		}
-		if (len == 0)
+		if (len == 0 || webconn_hold(c))
 			return;
 		webconn_head_begun(c);
 		n = len < WEBHTTP_MAX_HEAD ? len : WEBHTTP_MAX_HEAD;

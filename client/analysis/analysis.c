@@ -15,6 +15,7 @@
 #include "client/analysis/droppattern.h"
 #include "client/analysis/lowerbound.h"
 #include "client/analysis/probestats.h"
+#include "client/analysis/tcpfallback.h"
 #include "common/clock.h"
 
 static const char *const buffer_method[] = {
@@ -366,6 +367,15 @@ static void analysis_baseline(struct test_result *r, double *idle_p50)
 		if (r->probes[i].received &&
 		    (isnan(r->rtt0_ms) || ns_to_ms(r->probes[i].rtt_ns) < r->rtt0_ms))
 			r->rtt0_ms = ns_to_ms(r->probes[i].rtt_ns);
+	if (r->udp_blocked) {
+		/* The idle phase ran, but neither UDP nor a TCP connect probe timed it. */
+		for (int i = 0; i < r->nphases; i++)
+			if (r->phases[i].rtt_ms.n > 0 &&
+			    (isnan(r->rtt0_ms) || r->phases[i].rtt_ms.min < r->rtt0_ms))
+				r->rtt0_ms = r->phases[i].rtt_ms.min;
+		result_warn(r, "no idle RTT (UDP blocked, no tcp probe): the baseline RTT is the minimum of the whole run; no latency increase");
+		return;
+	}
 	result_warn(r, "no idle phase: the baseline RTT is the minimum of the whole run and one-way delays are unavailable");
 }
 
@@ -803,6 +813,7 @@ void analysis_run(struct test_result *r)
 			ph->lost_up = ph->lost_down = 0;
 		}
 	}
+	tcpfallback_rtt(r); /* UDP blocked: the phases' RTT from TCP-based probes */
 	analysis_baseline(r, &idle_p50);
 	analysis_sync(r);
 	analysis_oneway(r);

@@ -92,6 +92,7 @@ void config_defaults(struct client_config *cfg)
 	cfg->probe_interval_ms[PROBE_INFLOW] = 100;
 	cfg->dscp = -1;
 	snprintf(cfg->cc, sizeof(cfg->cc), "cubic");
+	cfg->run_as = CONFIG_DEFAULT_USER;
 }
 
 int config_parse_phases(struct client_config *cfg, const char *list)

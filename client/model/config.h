@@ -3,6 +3,7 @@
 #define BM_CLIENT_CONFIG_H
 
 #include <stdint.h>
+#include <sys/socket.h>
 
 enum phase_kind { PHASE_IDLE = 0, PHASE_DOWNLOAD, PHASE_UPLOAD, PHASE_BIDIR, PHASE_KINDS };
 
@@ -48,6 +49,9 @@ struct client_config {
 	const char *pcap_file;    /* --pcap-file FILE: save the capture */
 	int quiet;                /* -q */
 	int family;               /* -4 / -6: AF_INET, AF_INET6; AF_UNSPEC: any (default) */
+	const char *bind;         /* -B ADDR as given; NULL: none */
+	struct sockaddr_storage local; /* -B parsed (port 0): every socket of the test leaves
+					* from it; AF_UNSPEC (zero): the kernel's choice */
 	int verbose;
 	/* The control channel (measurement only): --tls, its trust anchors (--ca FILE, NULL: the
 	 * system store) or none at all (--insecure), and --psk-file FILE ("ID KEY"). */
@@ -62,7 +66,14 @@ struct client_config {
 	const char *target_source; /* where the target came from: NULL, the command line; or
 				    * "configuration file PATH", "built-in default" */
 	int per_hop;              /* --per-hop icmp|udp: enum hop_mode (0: off) */
+	/* -Z USER: started as root, run as USER once the sockets and capture are open (default
+	 * CONFIG_DEFAULT_USER; a uid-0 user keeps root). NULL: no drop (the lab, which needs
+	 * root for its namespaces to the end). */
+	const char *run_as;
+	int run_as_set;           /* -Z given (else a sudo caller's SUDO_USER is the default) */
 };
+
+#define CONFIG_DEFAULT_USER "nobody"
 
 const char *phase_name(enum phase_kind k);
 const char *probe_kind_name(enum probe_kind k);

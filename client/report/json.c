@@ -151,6 +151,7 @@ static json_object *json_probe_totals(struct jb *b, const struct test_result *r)
 	jb_add(b, o, "received", jb_int(b, (int64_t)result_replies(r)));
 	jb_add(b, o, "server_received", r->srv_probe_count ? jb_int(b, (int64_t)r->srv_probe_count)
 							    : NULL);
+	jb_add(b, o, "udp_blocked", json_object_new_boolean(r->udp_blocked));
 	return o;
 }
 

@@ -29,6 +29,7 @@ struct fleet_race {
 	int64_t start_ns[FLEET_MAX * FLEET_SAMPLES_MAX];
 	int total, next, open;
 	int64_t t0_ns, step_ns, timeout_ns;
+	const struct sockaddr_storage *local; /* -B, or NULL */
 };
 
 /* Why an attempt failed, as a phrase ("connection refused"). */
@@ -76,6 +77,11 @@ static void fleet_race_start(struct fleet_race *r, int s)
 	/* A reset instead of a FIN on close: no TIME_WAIT on either end for a probe. */
 	if (sock_set_abortive_close(fd) < 0)
 		log_debug("SO_LINGER on a handshake socket: %s", strerror(errno));
+	if (sock_bind_local(fd, r->local) < 0) {
+		fleet_reason(c, errno);
+		close(fd);
+		return;
+	}
 	r->fd[s] = fd;
 	r->open++;
 	r->start_ns[s] = clock_mono_ns();
@@ -168,13 +174,14 @@ static int fleet_race_run(struct fleet_race *r, char *err, size_t errlen)
 }
 
 /* Resolves c; on failure its error says why and it takes no part in the race. */
-static void fleet_resolve(struct fleet_candidate *c)
+static void fleet_resolve(struct fleet_candidate *c, int family)
 {
 	char err[FLEET_ERR_MAX];
 	int rc;
 
 	c->sa.ss_family = 0;
-	if (sock_resolve(c->host, c->port, SOCK_STREAM, &c->sa, &c->salen, err, sizeof(err)) < 0) {
+	if (sock_resolve_all(c->host, c->port, SOCK_STREAM, family, &c->sa, &c->salen, 1, err,
+			     sizeof(err)) < 0) {
 		c->sa.ss_family = 0;
 		fleet_note(c, "%s", err);
 		return;
@@ -206,8 +213,11 @@ static void fleet_log(const struct fleet *f)
 	}
 }
 
-int fleet_measure(struct fleet *f, const struct fleet_timing *t, char *err, size_t errlen)
+int fleet_measure(struct fleet *f, const struct fleet_timing *t,
+		  const struct sockaddr_storage *local, char *err, size_t errlen)
 {
+	int family = local ? local->ss_family : AF_UNSPEC;
+
 	struct fleet_race r;
 
 	f->chosen = -1;
@@ -220,11 +230,12 @@ int fleet_measure(struct fleet *f, const struct fleet_timing *t, char *err, size
 	for (int i = 0; i < f->n; i++) {
 		f->cand[i].attempts = 0;
 		f->cand[i].error[0] = '\0';
-		fleet_resolve(&f->cand[i]);
+		fleet_resolve(&f->cand[i], family);
 	}
 	memset(&r, 0, sizeof(r));
 	r.f = f;
 	r.t = t;
+	r.local = local;
 	r.total = f->n * t->samples;
 	for (int s = 0; s < r.total; s++)
 		r.fd[s] = -1;

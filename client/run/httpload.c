@@ -183,6 +183,7 @@ static int httpload_setup(struct httpload *l, struct httpload_xfer *x)
 	    curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, 10000L) != CURLE_OK ||
 	    curl_easy_setopt(e, CURLOPT_HTTPHEADER, l->headers) != CURLE_OK ||
 	    (l->resolve && curl_easy_setopt(e, CURLOPT_RESOLVE, l->resolve) != CURLE_OK) ||
+	    (l->o.interface && curl_easy_setopt(e, CURLOPT_INTERFACE, l->o.interface) != CURLE_OK) ||
 	    httpload_setup_tls(l, e) < 0)
 		return -1;
 	if (x->up)

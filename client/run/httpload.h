@@ -26,6 +26,8 @@ struct httpload_opts {
 	const char *ca_file;      /* trust anchors for https, NULL: the system store */
 	int insecure;             /* https without any certificate check (tests only) */
 	int family;               /* AF_UNSPEC, AF_INET, AF_INET6 */
+	const char *interface;    /* -B: CURLOPT_INTERFACE "host!ADDR" for every connection, or
+				   * NULL */
 };
 
 /* Starts ndown downloads and nup uploads. NULL with err. */

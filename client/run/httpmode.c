@@ -13,6 +13,7 @@
 #include <event2/event.h>
 
 #include "client/model/httptarget.h"
+#include "client/run/dropuser.h"
 #include "client/run/httpload.h"
 #include "client/run/httpprobe.h"
 #include "common/clock.h"
@@ -42,6 +43,7 @@ struct hm {
 	struct httptarget target;
 	struct httpload_opts opts;
 	char resolve[HTTPTARGET_HOST_MAX + 80];
+	char iface[80];                /* -B as CURLOPT_INTERFACE wants it: "host!ADDR" */
 	struct sockaddr_storage sa;
 	socklen_t salen;
 	struct event_base *base;
@@ -289,6 +291,7 @@ static void hm_start_icmp(struct hm *h)
 	ic.interval_ns = (int64_t)(h->cfg->probe_interval_ms[PROBE_ICMP] * NS_PER_MS);
 	ic.timeout_ns = HTTPMODE_ICMP_TIMEOUT_NS;
 	ic.dscp = h->cfg->dscp;
+	ic.local = h->cfg->local;
 	probe = h->runner ? icmp_probe_start(runner_base(h->runner), &ic, ps, err, sizeof(err)) : NULL;
 	if (probe == NULL) {
 		ps->available = 0;
@@ -327,6 +330,10 @@ static int hm_setup(struct hm *h, char *err, size_t errlen)
 	h->opts = (struct httpload_opts){ .target = &h->target, .resolve = h->resolve,
 					  .cc = cfg->cc, .ca_file = cfg->tls_ca,
 					  .insecure = cfg->tls_insecure, .family = cfg->family };
+	if (cfg->bind) {
+		snprintf(h->iface, sizeof(h->iface), "host!%s", cfg->bind);
+		h->opts.interface = h->iface;
+	}
 	if (cfg->tls_insecure)
 		log_warnx("--insecure: the server's certificate is not checked");
 	if (httpprobe_check(&h->opts, HTTPMODE_PROBE_TIMEOUT_NS, err, errlen) < 0)
@@ -344,7 +351,8 @@ static int hm_setup(struct hm *h, char *err, size_t errlen)
 		h->inflow_up = hm_series(h, "inflow_up", "tcp_info");
 	}
 	hm_start_icmp(h);
-	return 0;
+	/* The ICMP socket is open and the load sockets need no privilege but their cc: -Z now. */
+	return dropuser_apply(cfg->run_as, cfg->cc, err, errlen);
 }
 
 static void hm_cleanup(struct hm *h)

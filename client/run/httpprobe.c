@@ -96,6 +96,7 @@ static CURL *httpprobe_easy(const struct httpload_opts *o, const char *url,
 	    curl_easy_setopt(e, CURLOPT_IPRESOLVE, ipr) != CURLE_OK ||
 	    curl_easy_setopt(e, CURLOPT_FRESH_CONNECT, 1L) != CURLE_OK ||
 	    curl_easy_setopt(e, CURLOPT_FORBID_REUSE, 1L) != CURLE_OK ||
+	    (o->interface && curl_easy_setopt(e, CURLOPT_INTERFACE, o->interface) != CURLE_OK) ||
 	    curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)(timeout_ns / NS_PER_MS)) != CURLE_OK ||
 	    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, httpprobe_write) != CURLE_OK ||
 	    (resolve && curl_easy_setopt(e, CURLOPT_RESOLVE, resolve) != CURLE_OK) ||

@@ -437,7 +437,7 @@ static int load_connect_all(struct load *l, const struct sockaddr_storage *sa, s
 	if (pfd == NULL)
 		return -1;
 	for (int i = 0; i < l->n; i++) {
-		l->flows[i].fd = sock_connect_start(sa, len);
+		l->flows[i].fd = sock_connect_start_from(sa, len, &l->opts.local);
 		if (l->flows[i].fd < 0) {
 			snprintf(err, errlen, "cannot open a load flow: %s", strerror(errno));
 			goto out;
@@ -903,7 +903,7 @@ int load_add_flow(struct load *l, int up, char *err, size_t errlen)
 	}
 	f = &l->flows[l->n];
 	*f = (struct load_flow){ .l = l, .fd = -1, .up = up, .id = (uint16_t)l->n };
-	f->fd = sock_connect_start(&l->sa, l->salen);
+	f->fd = sock_connect_start_from(&l->sa, l->salen, &l->opts.local);
 	if (f->fd < 0) {
 		snprintf(err, errlen, "cannot open a load flow: %s", strerror(errno));
 		return -1;

@@ -28,6 +28,7 @@ struct load_opts {
 				     * its data hello (kernel TLS if the context asks for it and
 				     * the kernel has it); NULL: plain TCP */
 	const char *tls_host;       /* the name or address the server's certificate must carry */
+	struct sockaddr_storage local; /* -B: every flow leaves from it; AF_UNSPEC (zero): any */
 };
 
 struct load_info {

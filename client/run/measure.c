@@ -16,6 +16,7 @@
 
 #include "client/analysis/analysis.h"
 #include "client/run/ctrl.h"
+#include "client/run/dropuser.h"
 #include "client/run/liveness.h"
 #include "client/run/load.h"
 #include "client/run/probeset.h"
@@ -39,6 +40,9 @@
 #define AUTO_STEP_NS NS_PER_SEC
 #define AUTO_GAIN 0.05
 #define AUTO_MAX_FLOWS 16
+/* UDP counts as blocked when this many probes of the idle phase got no reply at all while
+ * the control connection delivered the server's stats. */
+#define UDP_BLOCKED_MIN_SENT 20
 
 /* One step of the schedule: a phase, or a drain gap (kind < 0). */
 struct step {
@@ -227,6 +231,41 @@ static void test_take_load_samples(struct test *t)
 	(void)load_take_samples(t->load, &r->flows, &r->nflows, &t->cap_flows);
 }
 
+static struct probe_series *inflow_series(struct test_result *r, const char *name,
+					   const char *addr);
+
+/* The in-flow probes ride on the load connections: on from the next phase's flows. */
+static void test_inflow_on(struct test *t)
+{
+	char addr[64];
+
+	t->load_opts.inflow_interval_ns =
+		(int64_t)(t->cfg->probe_interval_ms[PROBE_INFLOW] * NS_PER_MS);
+	if (t->inflow_down != NULL)
+		return;
+	sock_addr_str((struct sockaddr *)&t->sa, addr, sizeof(addr));
+	t->inflow_down = inflow_series(t->res, "inflow_down", addr);
+	t->inflow_up = inflow_series(t->res, "inflow_up", addr);
+}
+
+/* At the end of the idle phase: not one UDP probe came back, yet the server's stats did over
+ * TCP. The path (or a firewall on it) drops UDP: the loaded phases measure their latency with
+ * the in-flow TCP probes (turned on here if --probes left them out), and the report says so.
+ * The liveness rule hears the control connection, so the silence of UDP does not end the run. */
+static void test_check_udp(struct test *t)
+{
+	if (t->res->udp_blocked || t->ctrl_frames == 0 || udp_probe_replies(t->probe) > 0 ||
+	    udp_probe_sent(t->probe) < UDP_BLOCKED_MIN_SENT)
+		return;
+	t->res->udp_blocked = 1;
+	test_inflow_on(t);
+	result_warn(t->res, "UDP probes got no reply in the idle phase (%llu sent) while TCP worked: "
+		    "UDP looks blocked on this path; the phases' RTT comes from TCP probes (in-flow, "
+		    "connect)", (unsigned long long)udp_probe_sent(t->probe));
+	log_warnx("UDP probes got no reply in the idle phase: UDP looks blocked; going on with "
+		  "in-flow TCP probes");
+}
+
 static void test_end_step(struct test *t, int64_t now)
 {
 	struct step *s = &t->steps[t->cur];
@@ -234,6 +273,8 @@ static void test_end_step(struct test *t, int64_t now)
 
 	if (s->kind < 0)
 		return;
+	if (s->kind == PHASE_IDLE)
+		test_check_udp(t);
 	ph = &t->res->phases[t->res->nphases - 1];
 	ph->end_ns = now;
 	if (now > ph->start_ns)
@@ -664,7 +705,7 @@ static int test_dial(struct test *t, char *err, size_t errlen)
 	if (n < 0)
 		return -1;
 	dial_interleave(sa, len, n);
-	fd = dial_race(sa, len, n, DIAL_STAGGER_MS, CONNECT_TIMEOUT_MS, &won, err, errlen);
+	fd = dial_race(sa, len, n, &cfg->local, DIAL_STAGGER_MS, CONNECT_TIMEOUT_MS, &won, err, errlen);
 	if (fd >= 0) {
 		t->sa = sa[won];
 		t->salen = len[won];
@@ -740,6 +781,7 @@ static int test_start_probe(struct test *t, char *err, size_t errlen)
 	pc.interval_ns = (int64_t)(t->cfg->interval_ms * NS_PER_MS);
 	pc.size = (size_t)t->cfg->probe_size;
 	pc.max_probes = (size_t)((test_total_s(t) + 5) * NS_PER_SEC / (double)pc.interval_ns) + 16;
+	pc.local = t->cfg->local;
 	t->probe = udp_probe_start(&pc, err, errlen);
 	return t->probe ? 0 : -1;
 }
@@ -839,11 +881,10 @@ static int test_setup_load_tls(struct test *t, char *err, size_t errlen)
  * run). 0, or -1 with err. */
 static int test_setup_load(struct test *t, char *err, size_t errlen)
 {
-	char addr[64];
-
 	if (test_setup_load_tls(t, err, errlen) < 0)
 		return -1;
 	t->load_opts.dscp = -1; /* load flows stay unmarked; --dscp is for probes */
+	t->load_opts.local = t->cfg->local;
 	/* A server's cap: our uploads pace to it, and the analysis reads a capped rate. */
 	t->load_opts.max_rate_bps = t->welcome.max_rate_bps;
 	t->res->server_max_rate_bps = t->welcome.max_rate_bps;
@@ -851,12 +892,8 @@ static int test_setup_load(struct test *t, char *err, size_t errlen)
 		t->max_auto = t->welcome.max_flows < AUTO_MAX_FLOWS ? t->welcome.max_flows : AUTO_MAX_FLOWS;
 		t->load_opts.max_flows = 2 * t->max_auto;
 	}
-	if (!(t->cfg->probes & PROBE_BIT(PROBE_INFLOW)))
-		return 0;
-	t->load_opts.inflow_interval_ns = (int64_t)(t->cfg->probe_interval_ms[PROBE_INFLOW] * NS_PER_MS);
-	sock_addr_str((struct sockaddr *)&t->sa, addr, sizeof(addr));
-	t->inflow_down = inflow_series(t->res, "inflow_down", addr);
-	t->inflow_up = inflow_series(t->res, "inflow_up", addr);
+	if (t->cfg->probes & PROBE_BIT(PROBE_INFLOW))
+		test_inflow_on(t);
 	return 0;
 }
 
@@ -914,6 +951,9 @@ int measure_run(const struct client_config *cfg, struct test_result *res, char *
 	if (t.aux == NULL)
 		goto out;
 	if (test_setup_load(&t, err, errlen) < 0)
+		goto out;
+	/* Every probe socket and the capture are open (the load flows open per phase): -Z. */
+	if (dropuser_apply(cfg->run_as, cfg->cc, err, errlen) < 0)
 		goto out;
 	res->start_real_ns = clock_real_ns();
 	res->t0_ns = clock_mono_ns();

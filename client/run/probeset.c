@@ -78,6 +78,7 @@ static void start_icmp_to(struct probeset *p, const struct client_config *cfg,
 	ic.timeout_ns = PROBESET_TIMEOUT_NS;
 	ic.size = ICMP_PAYLOAD;
 	ic.dscp = cfg->dscp;
+	ic.local = cfg->local;
 	probe = icmp_probe_start(runner_base(p->runner), &ic, ps, err, sizeof(err));
 	if (probe == NULL)
 		unavailable(ps, err);
@@ -132,6 +133,7 @@ static void start_dns_to(struct probeset *p, const struct client_config *cfg,
 	dc.interval_ns = interval_ns(cfg, PROBE_DNS);
 	dc.timeout_ns = PROBESET_TIMEOUT_NS;
 	dc.dscp = cfg->dscp;
+	dc.local = cfg->local;
 	probe = dns_probe_start(runner_base(p->runner), &dc, ps, err, sizeof(err));
 	if (probe == NULL)
 		unavailable(ps, err);
@@ -214,6 +216,7 @@ static void start_tcp(struct probeset *p, const struct client_config *cfg,
 	tc.interval_ns = interval_ns(cfg, PROBE_TCP);
 	tc.timeout_ns = PROBESET_TIMEOUT_NS;
 	tc.dscp = cfg->dscp;
+	tc.local = cfg->local;
 	probe = tcpconn_probe_start(runner_base(p->runner), &tc, ps, err, sizeof(err));
 	if (probe == NULL)
 		unavailable(ps, err);
@@ -284,7 +287,7 @@ static void start_hops(struct probeset *p, const struct client_config *cfg,
 	struct hop_probe_config hc = { .target = *sa, .target_len = salen,
 				       .mode = (enum hop_mode)cfg->per_hop,
 				       .interval_ns = PROBESET_HOP_INTERVAL_NS,
-				       .timeout_ns = PROBESET_TIMEOUT_NS };
+				       .timeout_ns = PROBESET_TIMEOUT_NS, .local = cfg->local };
 	struct hop_probe *probe;
 	char err[SERIES_NOTE_LEN];
 

@@ -81,7 +81,8 @@ ip netns exec "$p-s" "$bindir/bloatmeterd" -b "$server" -p "$port" --dns-port 0 
 dpid=$!
 sleep 0.5
 rc=0
-ip netns exec "$p-c" timeout 50 "${runas[@]}" "$bindir/bloatmeter" -p "$port" --idle 3 -t 8 \
+# -Z root: a root client keeps root (its files go to $out, 0700 but for the unpriv variant).
+ip netns exec "$p-c" timeout 50 "${runas[@]}" "$bindir/bloatmeter" -Z root -p "$port" --idle 3 -t 8 \
 	--phases idle,upload --per-hop "$mode" --json-file "$out/r.json" --prometheus "$out/r.prom" "$server" > "$out/r.txt" 2>&1 ||
 	rc=$?
 cat "$out/r.txt"

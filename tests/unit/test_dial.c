@@ -104,12 +104,12 @@ static void test_race_skips_silent_address(void **state)
 	(void)state;
 	/* Backlog 0 holds one completed connection; the next handshake is left unanswered. */
 	for (int i = 0; i < 2; i++) {
-		fill[i] = dial_race(sa, len, 1, DIAL_STAGGER_MS, 200, &won, err, sizeof(err));
+		fill[i] = dial_race(sa, len, 1, NULL, DIAL_STAGGER_MS, 200, &won, err, sizeof(err));
 		if (i == 0)
 			assert_true(fill[0] >= 0);
 	}
 	t0 = clock_mono_ns();
-	fd = dial_race(sa, len, 2, DIAL_STAGGER_MS, 5000, &won, err, sizeof(err));
+	fd = dial_race(sa, len, 2, NULL, DIAL_STAGGER_MS, 5000, &won, err, sizeof(err));
 	assert_true(fd >= 0);
 	assert_int_equal(won, 1);
 	/* One stagger (250 ms) and the handshake; far below the 5 s a sequential try takes. */
@@ -133,7 +133,7 @@ static void test_race_all_refused(void **state)
 	int64_t t0 = clock_mono_ns();
 
 	(void)state;
-	assert_int_equal(dial_race(sa, len, 2, DIAL_STAGGER_MS, 5000, &won, err, sizeof(err)), -1);
+	assert_int_equal(dial_race(sa, len, 2, NULL, DIAL_STAGGER_MS, 5000, &won, err, sizeof(err)), -1);
 	assert_true(clock_mono_ns() - t0 < DIAL_STAGGER_MS * NS_PER_MS);
 	snprintf(want, sizeof(want), "cannot connect to 127.0.0.1:%u: Connection refused", b);
 	assert_string_equal(err, want);
@@ -152,12 +152,36 @@ static void test_race_timeout(void **state)
 
 	(void)state;
 	for (int i = 0; i < 2; i++)
-		fill[i] = dial_race(sa, len, 1, DIAL_STAGGER_MS, 200, &won, err, sizeof(err));
-	assert_int_equal(dial_race(sa, len, 1, DIAL_STAGGER_MS, 300, &won, err, sizeof(err)), -1);
+		fill[i] = dial_race(sa, len, 1, NULL, DIAL_STAGGER_MS, 200, &won, err, sizeof(err));
+	assert_int_equal(dial_race(sa, len, 1, NULL, DIAL_STAGGER_MS, 300, &won, err, sizeof(err)), -1);
 	assert_non_null(strstr(err, "timed out after 300 ms"));
 	for (int i = 0; i < 2; i++)
 		if (fill[i] >= 0)
 			close(fill[i]);
+	close(ls);
+}
+
+/* -B: the connection leaves from the local address asked for (127.0.0.2, also on lo), as
+ * the listener sees it; an IPv6 local address for an IPv4 server fails that attempt. */
+static void test_race_from_local(void **state)
+{
+	uint16_t port;
+	int ls = listener(4, &port), won = -1, fd, afd;
+	struct sockaddr_storage sa[1] = { v4(port) }, local = v4(0), peer, six = v6(0);
+	socklen_t len[1] = { sizeof(struct sockaddr_in) }, pl = sizeof(peer);
+	char err[256];
+
+	(void)state;
+	((struct sockaddr_in *)&local)->sin_addr.s_addr = htonl(0x7f000002);
+	fd = dial_race(sa, len, 1, &local, DIAL_STAGGER_MS, 2000, &won, err, sizeof(err));
+	assert_true(fd >= 0);
+	afd = accept(ls, (struct sockaddr *)&peer, &pl);
+	assert_true(afd >= 0);
+	assert_int_equal(ntohl(((struct sockaddr_in *)&peer)->sin_addr.s_addr), 0x7f000002);
+	close(afd);
+	close(fd);
+	assert_int_equal(dial_race(sa, len, 1, &six, DIAL_STAGGER_MS, 2000, &won, err, sizeof(err)),
+			 -1);
 	close(ls);
 }
 
@@ -168,6 +192,7 @@ int main(void)
 		cmocka_unit_test(test_race_skips_silent_address),
 		cmocka_unit_test(test_race_all_refused),
 		cmocka_unit_test(test_race_timeout),
+		cmocka_unit_test(test_race_from_local),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -324,7 +324,7 @@ static void test_race_loopback(void **state)
 	(void)state;
 	snprintf(list, sizeof(list), "127.0.0.1:%u,127.0.0.1:%u", dead, live);
 	assert_int_equal(fleet_parse_list(f, list, 4750, err, sizeof(err)), 0);
-	assert_int_equal(fleet_measure(f, &t, err, sizeof(err)), 1);
+	assert_int_equal(fleet_measure(f, &t, NULL, err, sizeof(err)), 1);
 	assert_int_equal(f->chosen, 1);
 	assert_string_equal(f->cand[1].numeric, "127.0.0.1");
 	assert_int_equal(f->cand[1].samples, 3);
@@ -336,7 +336,7 @@ static void test_race_loopback(void **state)
 	fleet_init(f);
 	snprintf(list, sizeof(list), "127.0.0.1:%u", dead);
 	assert_int_equal(fleet_parse_list(f, list, 4750, err, sizeof(err)), 0);
-	assert_int_equal(fleet_measure(f, &t, err, sizeof(err)), -1);
+	assert_int_equal(fleet_measure(f, &t, NULL, err, sizeof(err)), -1);
 	snprintf(list, sizeof(list), "the server 127.0.0.1:%u could not be reached "
 		 "(connection refused)", dead);
 	assert_string_equal(err, list);
@@ -357,7 +357,7 @@ static void test_race_fails_at_once(void **state)
 
 	(void)state;
 	assert_int_equal(fleet_parse_list(f, "224.0.0.1:4750", 4750, err, sizeof(err)), 0);
-	assert_int_equal(fleet_measure(f, &t, err, sizeof(err)), -1);
+	assert_int_equal(fleet_measure(f, &t, NULL, err, sizeof(err)), -1);
 	assert_true(clock_mono_ns() - t0 < 2 * NS_PER_SEC);
 	assert_int_equal(f->cand[0].failed, 2);
 	assert_non_null(strstr(err, "the server 224.0.0.1:4750 could not be reached"));

@@ -40,6 +40,9 @@ rm -f "$conf"
 run 2 2 "the URL's port is not a number from 1 to 65535" $b http://127.0.0.1:0
 run 2 2 "give either SERVER or --http URL" $b --http http://127.0.0.1/ 127.0.0.1
 run 2 2 "are for a bloatmeterd, not an HTTP target" $b --tls https://127.0.0.1/
+run 2 2 "invalid --bind" $b -B nonsense 127.0.0.1
+run 2 2 "is an IPv4 address, but -6 asks for IPv6" $b -6 -B 127.0.0.1 ::1
+run 2 2 "unknown option" $b lab -B 127.0.0.1
 run 2 2 "invalid --down-rate" $b lab --down-rate fast
 run 2 2 "invalid port" $d -p 70000
 run 2 2 "unexpected argument" $d extra
@@ -85,6 +88,10 @@ if [ "$(id -u)" -eq 0 ]; then
 	run 0 15 "" $x $b -p 4997 --phases idle --idle 1 -q dual.test
 	run 1 3 "cannot connect to \[::1\]:4997" $x $b -6 -p 4997 --phases idle --idle 1 -q dual.test
 	run 1 3 "IPv4 only" $x $b -4 -p 4997 ::1
+	# -B: of a family the server has, and an address of this host; else bad usage.
+	run 2 2 "is an IPv4 address, but ::1 has no IPv4 address" $x $b -B 127.0.0.1 -p 4997 ::1
+	run 2 2 "is an IPv6 address, but 127.0.0.1 has no IPv6 address" $x $b -B ::1 127.0.0.1
+	run 2 2 "cannot use it here" $x $b -B 192.0.2.1 127.0.0.1
 	# --json alone: the report on stdout (iperf3's habit); --json=FILE, --json-file FILE and
 	# the old "--json FILE SERVER" write FILE.
 	js=$(mktemp -d)
@@ -98,7 +105,8 @@ if [ "$(id -u)" -eq 0 ]; then
 	for form in "--json $js/old.json" "--json=$js/eq.json" "--json-file $js/file.json"; do
 		f=${form##*[ =]}
 		# shellcheck disable=SC2086 # the form is two words or one on purpose
-		if $x $b -p 4997 --phases idle --idle 1 -q $form 127.0.0.1 > /dev/null 2>&1 &&
+		# -Z root: as root the client would write as nobody, who cannot enter $js
+		if $x $b -Z root -p 4997 --phases idle --idle 1 -q $form 127.0.0.1 > /dev/null 2>&1 &&
 			grep -q '"status"' "$f"; then
 			echo "ok   $form SERVER: the JSON report in the file"
 		else

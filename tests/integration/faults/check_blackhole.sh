@@ -38,7 +38,9 @@ ip netns exec "$s" "$bindir/bloatmeterd" -b 10.77.0.2 -p 4750 --dns-port 0 --all
 	> "$work/daemon.log" 2>&1 &
 dpid=$!
 for _ in $(seq 50); do grep -q "listening on 10.77.0.2" "$work/daemon.log" && break; sleep 0.1; done
-ip netns exec "$c" "$bindir/bloatmeter" --idle 2 -t 10 --gap 1 --probes udp \
+# -Z root: started as root, the client would write its files as nobody (-Z), which cannot
+# enter this test's private directory.
+ip netns exec "$c" "$bindir/bloatmeter" -Z root --idle 2 -t 10 --gap 1 --probes udp \
 	--json "$work/r.json" 10.77.0.2 > "$work/out.txt" 2> "$work/err.txt" &
 cpid=$!
 sleep 5

@@ -27,11 +27,13 @@ stop_daemon() {
 	wait "$dpid" 2> /dev/null || true
 	dpid=
 }
+# -Z root: started as root, the client would write its files as nobody (-Z), which cannot
+# enter this test's private directory.
 # Runs a client in the background with its output files under $work/NAME.*; sets cpid.
 client_bg() { # NAME ARGS...
 	local name=$1
 	shift
-	"$b" -p "$port" --idle 2 -t 4 --gap 1 --probes udp --json "$work/$name.json" \
+	"$b" -Z root -p "$port" --idle 2 -t 4 --gap 1 --probes udp --json "$work/$name.json" \
 		--log "$work/$name.jsonl" --prometheus "$work/$name.prom" --html "$work/$name.html" \
 		"$@" 127.0.0.1 \
 		> "$work/$name.out" 2> "$work/$name.err" &
@@ -105,7 +107,7 @@ check "SIGTERM: --log holds the partial line" \
 
 # 3. Nothing listens: -J still prints a document, --log gets a failed line.
 port=$((20000 + RANDOM % 40000))
-out=$("$b" -p "$port" -J --log "$work/none.jsonl" 127.0.0.1 2> "$work/none.err")
+out=$("$b" -Z root -p "$port" -J --log "$work/none.jsonl" 127.0.0.1 2> "$work/none.err")
 rc=$?
 check "unreachable: exit 1" test "$rc" = 1
 check "unreachable: -J prints status failed with the error" \

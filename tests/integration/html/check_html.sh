@@ -30,7 +30,9 @@ ip netns exec "$ns" "$bindir/bloatmeterd" --allow-root yes -p $port &
 dpid=$!
 sleep 0.5
 cd "$work"
-ip netns exec "$ns" "$bindir/bloatmeter" -p $port -t 3 --idle 2 --gap 1 -P 2 -q --html r.html 127.0.0.1
+# -Z root: started as root, the client would write its files as nobody (-Z), which cannot
+# enter this test's private directory.
+ip netns exec "$ns" "$bindir/bloatmeter" -Z root -p $port -t 3 --idle 2 --gap 1 -P 2 -q --html r.html 127.0.0.1
 [ -s r.html ] || fail "no r.html"
 
 # Self-contained: no scripts, images, stylesheets or fonts fetched from anywhere.

@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# A path that drops UDP only, in two network namespaces this test makes (a veth pair, nftables
+# in the client's namespace dropping UDP both ways from the start; TCP passes). With only the
+# UDP probe asked for (--probes udp), the client must notice in the idle phase that no probe
+# came back while the control connection works, carry on with the in-flow TCP probes on the
+# load flows for the loaded phases, and finish: exit 0, status complete, probes.udp_blocked
+# true, the warning in the JSON and the text, in-flow latencies in the download and upload
+# phases and as those phases' RTT, valid against the schema, and no end by the liveness rule.
+# A second, shorter run adds the TCP connect probe: the idle phase's RTT, and so a latency
+# increase, come from it.
+# Usage: check_udpblock.sh BINDIR SCHEMA
+set -uo pipefail
+bindir=$1
+schema=$2
+py=/usr/bin/python3
+. "$(dirname "$0")/../../lib/require.sh"
+need_root "network namespaces and nftables"
+need_cmd jq jq ip iproute2 nft nftables
+need_py_module $py jsonschema python3-jsonschema
+work=$(mktemp -d)
+chmod 755 "$work" # the client writes as nobody (-Z)
+mkdir "$work/out" && chown nobody "$work/out" || exit 1
+c=bmub-c$$
+s=bmub-s$$
+dpid=
+fail=0
+cleanup() {
+	[ -n "$dpid" ] && kill "$dpid" 2> /dev/null && wait "$dpid" 2> /dev/null
+	ip netns del "$c" 2> /dev/null
+	ip netns del "$s" 2> /dev/null
+	rm -rf "$work"
+}
+trap cleanup EXIT
+check() { if "${@:2}"; then echo "ok   $1"; else echo "FAIL $1"; fail=1; fi; }
+
+ip netns add "$c" && ip netns add "$s" &&
+	ip -n "$c" link add vc type veth peer name vs netns "$s" &&
+	ip -n "$c" addr add 10.77.2.1/24 dev vc && ip -n "$s" addr add 10.77.2.2/24 dev vs &&
+	ip -n "$c" link set vc up && ip -n "$s" link set vs up &&
+	ip -n "$c" link set lo up && ip -n "$s" link set lo up ||
+	{ echo "FAIL udpblock: cannot set up the namespaces"; exit 1; }
+ip netns exec "$c" nft -f - << 'NFT' || { echo "FAIL udpblock: cannot load the nftables rules"; exit 1; }
+table inet udpblock {
+	chain in { type filter hook input priority 0; meta l4proto udp drop; }
+	chain out { type filter hook output priority 0; meta l4proto udp drop; }
+}
+NFT
+ip netns exec "$s" "$bindir/bloatmeterd" -b 10.77.2.2 -p 4751 --dns-port 0 --allow-root yes -v \
+	> "$work/daemon.log" 2>&1 &
+dpid=$!
+for _ in $(seq 50); do grep -q "listening on 10.77.2.2" "$work/daemon.log" && break; sleep 0.1; done
+start=$(date +%s)
+ip netns exec "$c" "$bindir/bloatmeter" -p 4751 --idle 3 -t 6 --gap 1 -P 2 --phases idle,download,upload \
+	--probes udp --json "$work/out/r.json" 10.77.2.2 > "$work/out.txt" 2> "$work/err.txt"
+rc=$?
+took=$(($(date +%s) - start))
+cat "$work/err.txt"
+r=$work/out/r.json
+jq -c '{status, error, udp_blocked: .probes.udp_blocked, warnings,
+	kinds: [.probe_kinds[] | {kind, samples, answered: [.phases[] | {name, answered, p50: .rtt_ms.p50}]}]}' "$r"
+check "udpblock: exit 0 (complete) after the whole schedule ($took s of 17)" \
+	eval '[ "$rc" = 0 ] && [ "$took" -ge 16 ]'
+check "udpblock: status complete, probes.udp_blocked true" \
+	jq -e '.status == "complete" and .probes.udp_blocked == true and .probes.received == 0' "$r"
+check "udpblock: the JSON warns that UDP looks blocked" \
+	jq -e '[.warnings[] | select(test("UDP probes got no reply"))] | length == 1' "$r"
+check "udpblock: the text says so" grep -q "UDP probes got no reply" "$work/out.txt"
+# (the steady window of a phase can be short: the series' whole-run count is checked)
+check "udpblock: in-flow probes ran on the download flows" \
+	jq -e '[.probe_kinds[] | select(.kind == "inflow_down") | .samples] | add > 10' "$r"
+check "udpblock: in-flow probes ran on the upload flows" \
+	jq -e '[.probe_kinds[] | select(.kind == "inflow_up") | .samples] | add > 10' "$r"
+check "udpblock: the download and upload phases' RTT comes from them" \
+	jq -e '[.phases[] | select(.name == "download" or .name == "upload") | .rtt_ms.p50 | numbers] | length == 2' "$r"
+check "udpblock: the report matches the schema" \
+	eval 'out=$($py -m jsonschema -i "$r" "$schema" 2>&1) && [ -z "$out" ]'
+
+# With the TCP connect probe too, the idle phase gets its RTT from it, and so the loaded
+# phases a latency increase.
+ip netns exec "$c" "$bindir/bloatmeter" -p 4751 --idle 2 -t 3 --gap 0 -P 2 --phases idle,download \
+	--probes udp,tcp --json "$work/out/t.json" 10.77.2.2 > "$work/t.txt" 2> "$work/t.err"
+rc=$?
+t=$work/out/t.json
+jq -c '{status, udp_blocked: .probes.udp_blocked, phases: [.phases[] | {name, p50: .rtt_ms.p50, inc: .latency_increase_ms}]}' "$t"
+check "udpblock with --probes udp,tcp: exit 0, udp_blocked" \
+	eval '[ "$rc" = 0 ] && jq -e ".status == \"complete\" and .probes.udp_blocked == true" "$t" > /dev/null'
+check "udpblock with --probes udp,tcp: idle RTT from TCP connects, a latency increase under load" \
+	jq -e '(.phases[0].rtt_ms.p50 | numbers) and (.phases[1].latency_increase_ms | numbers)' "$t"
+[ "$fail" = 0 ] && echo "PASS udpblock" || echo "FAIL udpblock"
+exit "$fail"
