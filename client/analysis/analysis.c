@@ -15,13 +15,14 @@
 #include "client/analysis/droppattern.h"
 #include "client/analysis/lowerbound.h"
 #include "client/analysis/probestats.h"
+#include "client/analysis/sawtooth.h"
 #include "client/analysis/tcpfallback.h"
 #include "common/clock.h"
 
 static const char *const buffer_method[] = {
-	[DELAY_RTT] = "median of the 1 s maxima of queueing delay (RTT - idle min RTT) over the steady window; bytes = ms x IP-level goodput",
-	[DELAY_UP] = "median of the 1 s maxima of upstream one-way queueing delay (OWD - idle min OWD, clock offset and drift removed) over the steady window; bytes = ms x IP-level goodput",
-	[DELAY_DOWN] = "median of the 1 s maxima of downstream one-way queueing delay (OWD - idle min OWD, clock offset and drift removed) over the steady window; bytes = ms x IP-level goodput",
+	[DELAY_RTT] = "the larger of the median of the 1 s maxima and the median level before the senders' back-offs, of queueing delay (RTT - idle min RTT) over the steady window; bytes = ms x IP-level goodput",
+	[DELAY_UP] = "the larger of the median of the 1 s maxima and the median level before the senders' back-offs, of upstream one-way queueing delay (OWD - idle min OWD, clock offset and drift removed) over the steady window; bytes = ms x IP-level goodput",
+	[DELAY_DOWN] = "the larger of the median of the 1 s maxima and the median level before the senders' back-offs, of downstream one-way queueing delay (OWD - idle min OWD, clock offset and drift removed) over the steady window; bytes = ms x IP-level goodput",
 };
 
 /* Cumulative bytes at time t, interpolated; NAN outside the series. */
@@ -278,8 +279,9 @@ static void analysis_buffer_ci(const double *mx, size_t nb, double ip_rate_bps,
 	if (bootstrap_percentile_ci(mx, nb, 1, ANALYSIS_BLOCK_MAX_QUANTILE, 400, 0.95,
 				    0x626c6f61746d6574ULL ^ nb, &lo, &hi) < 0)
 		return;
-	out->unstable = (hi - lo) / 2 > 0.2 * fabs(out->ms);
-	hi = hi > top ? hi : top;
+	out->unstable = (hi - lo) / 2 > 0.2 * fabs(out->ms) &&
+			!(out->peaks_steady && out->ms == out->peak_ms);
+	hi = fmax(hi, fmax(top, out->ms)); /* the interval holds the point (back-off peaks) */
 	out->has_ci = 1;
 	out->ci_low_ms = lo < 0 ? 0 : lo;
 	out->ci_high_ms = hi < 0 ? 0 : hi;
@@ -287,11 +289,67 @@ static void analysis_buffer_ci(const double *mx, size_t nb, double ip_rate_bps,
 	out->ci_high_bytes = isnan(ip_rate_bps) ? NAN : out->ci_high_ms / 1000.0 * ip_rate_bps / 8.0;
 }
 
+/* The send times of the replies analysis_queue_samples takes, in the same order. */
+static size_t analysis_queue_times(const struct probe_rec *p, size_t n, int64_t from, int64_t to,
+				   int64_t *t)
+{
+	size_t a, b, m = 0;
+
+	probe_range(p, n, from, to, &a, &b);
+	for (size_t i = a; i < b; i++)
+		if (p[i].received)
+			t[m++] = p[i].send_ns;
+	return m;
+}
+
+/* The level the queue stood at before its senders' back-offs (sawtooth.h): where a slow
+ * sawtooth leaves most seconds' maxima under the top, this is the top. */
+static void analysis_buffer_peaks(const struct probe_rec *p, size_t n, int64_t from, int64_t to,
+				  const double *q, size_t m, struct buffer_estimate *out)
+{
+	int64_t *t = malloc((m + 1) * sizeof(*t));
+	struct sawtooth_peaks pk = { 0, NAN, NAN, NAN };
+
+	if (t != NULL && analysis_queue_times(p, n, from, to, t) == m)
+		sawtooth_peaks(t, q, m, &pk);
+	free(t);
+	out->peak_ms = pk.median;
+	out->peaks = pk.n;
+	/* Back-offs at levels within ±20 % of their median: the top is steady, however far the
+	 * seconds between them fall (the 1 s maxima's spread is the sawtooth's, not the top's). */
+	out->peaks_steady = pk.n >= 2 && pk.low >= 0.8 * pk.median && pk.high <= 1.2 * pk.median;
+}
+
+/* The highest level the queue held for a tenth of a second or more, not one probe a host
+ * stall delayed: the second-highest of the 1 s blocks' 90th percentiles (the highest below
+ * four blocks). A lower bound reports it (lowerbound.c); a plain maximum there once claimed
+ * ≥ 144 ms for a 100 ms buffer when the host stalled. */
+static double analysis_sustained(const double *q, size_t m, size_t block, double *scratch)
+{
+	double *p90;
+	size_t nb = 0;
+
+	block = block < m ? block : m; /* scratch holds m + m / block + 1 values */
+	p90 = scratch + block;
+
+	for (size_t i = 0; i < m; i += block) {
+		size_t len = i + block < m ? block : m - i;
+
+		if (len < (block + 1) / 2 && nb > 0)
+			break;
+		memcpy(scratch, q + i, len * sizeof(*q));
+		stats_sort(scratch, len);
+		p90[nb++] = stats_percentile_sorted(scratch, len, 90);
+	}
+	stats_sort(p90, nb);
+	return p90[nb >= 4 ? nb - 2 : nb - 1];
+}
+
 int analysis_buffer(const struct probe_rec *p, size_t n, int64_t from, int64_t to,
 		    const struct delay_ref *ref, double ip_rate_bps, struct buffer_estimate *out)
 {
 	size_t m = 0, nb, block;
-	double *q = malloc(2 * (n + 1) * sizeof(*q)), *mx;
+	double *q = malloc(4 * (n + 1) * sizeof(*q)), *mx;
 
 	memset(out, 0, sizeof(*out));
 	out->method = buffer_method[ref->kind];
@@ -306,9 +364,12 @@ int analysis_buffer(const struct probe_rec *p, size_t n, int64_t from, int64_t t
 	nb = analysis_block_maxima(q, m, block ? block : 1, mx);
 	if (nb == 0)
 		goto none;
+	analysis_buffer_peaks(p, n, from, to, q, m, out);
 	stats_sort(mx, nb);
 	out->ms = stats_percentile_sorted(mx, nb, ANALYSIS_BLOCK_MAX_QUANTILE);
-	out->sustained_ms = mx[nb >= 4 ? nb - 2 : nb - 1];
+	out->sustained_ms = analysis_sustained(q, m, block ? block : 1, mx + n + 1);
+	if (out->peak_ms > out->ms)
+		out->ms = out->peak_ms;
 	analysis_buffer_ci(mx, nb, ip_rate_bps, out);
 	stats_sort(q, m);
 	out->q_max_ms = q[m - 1];

@@ -42,6 +42,18 @@ static int drops_at_top(const struct loss_pattern *lp, const struct buffer_estim
 	return lp->lost > 0 && !isnan(lp->q_before_ms) && lp->q_before_ms >= 0.8 * b->ms;
 }
 
+/* The queue verdict of the phase's direction names a FIFO (single-direction phases only). */
+static int verdict_fifo(const struct test_result *r, const struct phase_result *ph, int up)
+{
+	const struct queue_verdict *v = NULL;
+
+	if (ph->kind == PHASE_DOWNLOAD && !up)
+		v = &r->queue_down;
+	else if (ph->kind == PHASE_UPLOAD && up)
+		v = &r->queue_up;
+	return v != NULL && v->verdict != NULL && strcmp(v->verdict, "fifo") == 0;
+}
+
 /* The first piece of evidence that the queue stayed below its top, or NULL; the reason
  * names it, and a one-sentence warning explains it. */
 static const char *lowerbound_evidence(struct test_result *r, const struct phase_result *ph,
@@ -66,7 +78,7 @@ static const char *lowerbound_evidence(struct test_result *r, const struct phase
 			    dir, dir, fmax(b->ms, b->sustained_ms));
 		return "random loss";
 	}
-	if (b->managed && !drops_at_top(lp, b)) {
+	if (b->managed && !drops_at_top(lp, b) && !verdict_fifo(r, ph, up)) {
 		result_warn(r, "a managed queue (AQM) or a policer kept the %s queue short: the physical buffer is at least %.1f ms",
 			    dir, fmax(b->ms, b->sustained_ms));
 		return "managed queue";

@@ -15,6 +15,8 @@
 #define QV_SPARSE_MS 3.0        /* the probes' queue under flow queuing (a sparse flow) */
 #define QV_FLOW_RISE_MS 5.0     /* the load flows' own queue that flow queuing leaves them */
 #define QV_NO_QUEUE_MS 5.0      /* q p95 below this: no queue formed */
+#define QV_FULL_FLOOR 0.8       /* floor ≥ this × top: the queue never drained (an AQM drains */
+#define QV_FULL_STANDING 0.85   /* it toward its target: floor/top 0.49-0.62 in the lab) */
 
 static int64_t nonneg(int64_t v)
 {
@@ -68,6 +70,19 @@ static int qv_drops_at_top(const struct queueverdict_input *in)
 	       in->q_before_ms >= QV_FIFO_AT_TOP * in->top_ms;
 }
 
+/* The queue stood at its top the whole time: its floor (or, unknown, its median) near the
+ * top. A small FIFO limited in bytes drops the load's full-size segments but seldom a small
+ * probe, so "drops at the top" may never be seen; an AQM would have drained the queue toward
+ * its target instead. */
+static int qv_full_standing(const struct queueverdict_input *in)
+{
+	if (!(in->top_ms >= QV_NO_QUEUE_MS))
+		return 0;
+	if (isfinite(in->floor_ms))
+		return in->floor_ms >= QV_FULL_FLOOR * in->top_ms;
+	return in->q_p50_ms >= QV_FULL_STANDING * in->top_ms;
+}
+
 /* Probes lost below the top, with the queue at its standing level: an AQM (CoDel, PIE) drops
  * whenever the queue stands above its target, not when it is full. */
 static int qv_drops_at_standing(const struct queueverdict_input *in)
@@ -119,6 +134,9 @@ void queueverdict_classify(const struct queueverdict_input *in, struct queue_ver
 	else if (in->q_p50_ms >= QV_STANDING_MAX_MS)
 		qv_set(v, "fifo", "an unmanaged queue: it stood at %.1f ms (top %.1f ms) at full load (%s)",
 		       in->q_p50_ms, in->top_ms, pattern);
+	else if (qv_full_standing(in))
+		qv_set(v, "fifo", "an unmanaged queue: it stood near its top of %.1f ms all the time (floor %.1f ms, median %.1f ms) at full load (%s)",
+		       in->top_ms, in->floor_ms, in->q_p50_ms, pattern);
 	else if (qv_fq(in))
 		qv_set(v, "fq", "flow queuing: the probes queued %.1f ms while the load flows' own RTT rose %.1f ms (%s)",
 		       in->q_p50_ms, in->flow_q_ms, pattern);

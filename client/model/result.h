@@ -177,7 +177,11 @@ struct phase_result {
 struct buffer_estimate {
 	int valid;
 	enum phase_kind phase;     /* where it was measured */
-	double ms;                 /* median of the 1 s maxima of queueing delay */
+	double ms;                 /* the larger of the median of the 1 s maxima of queueing
+				    * delay and peak_ms */
+	double peak_ms;            /* median queue level before the senders' back-offs (NAN: none) */
+	size_t peaks;              /* how many back-offs were found */
+	int peaks_steady;          /* two or more, all within ±20 % of peak_ms */
 	double bytes;              /* ms × IP-level throughput */
 	double q_p50_ms, q_p99_ms;
 	double q_max_ms;           /* the highest queueing delay in the window */

@@ -162,6 +162,16 @@ static void test_managed_but_drops_at_top(void **state)
 	assert_string_equal(r.buffer_down.lower_bound_why, "managed queue");
 	assert_true(r.buffer_down.ms == 22);
 	result_free(&r);
+	/* Short with drops, no probe lost, but the queue verdict found a FIFO standing at its
+	 * top: a point value. */
+	setup(&r, "cubic", "tail-drop");
+	r.buffer_down.ms = 29.7;
+	r.buffer_down.sustained_ms = 29.9;
+	r.buffer_down.managed = 1;
+	r.queue_down.verdict = "fifo";
+	lowerbound_apply(&r);
+	assert_false(r.buffer_down.lower_bound);
+	result_free(&r);
 }
 
 /* An earlier reason (never saturated) is kept, and the value still raised; a sustained level

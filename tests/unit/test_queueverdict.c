@@ -81,6 +81,32 @@ static void test_codel_is_aqm(void **state)
 	assert_non_null(strstr(v.evidence, "6 probes lost, 150 retransmissions"));
 }
 
+/* A 30 ms FIFO limited in bytes under four reno flows (lab: 50 Mbit/s): the load's segments
+ * are dropped, the small probes never are, and the queue never drains far below its top. An
+ * AQM would have drained it toward its target (CoDel in the lab: floor 9.5 of a 19.4 ms top). */
+static void test_full_fifo_without_probe_loss(void **state)
+{
+	struct queueverdict_input in = base();
+	struct queue_verdict v;
+
+	(void)state;
+	in.q_p50_ms = 28.1, in.q_p95_ms = 29.6, in.top_ms = 30.0, in.floor_ms = 26.0;
+	in.retrans = 700, in.flow_q_ms = 29;
+	queueverdict_classify(&in, &v);
+	assert_string_equal(v.verdict, "fifo");
+	assert_non_null(strstr(v.evidence, "stood near its top of 30.0 ms"));
+	/* no floor known: the median stands for it */
+	in.floor_ms = NAN;
+	queueverdict_classify(&in, &v);
+	assert_string_equal(v.verdict, "fifo");
+	/* CoDel's figures from the lab stay an AQM */
+	in = base();
+	in.q_p50_ms = 11.6, in.q_p95_ms = 16, in.top_ms = 19.4, in.floor_ms = 9.5, in.lost = 5;
+	in.q_before_ms = 12, in.retrans = 300, in.flow_q_ms = 13;
+	queueverdict_classify(&in, &v);
+	assert_string_equal(v.verdict, "aqm");
+}
+
 /* PIE drops at random around its target: the queue before the losses is the standing queue,
  * more than half the top (the lab's PIE at 20 Mbit/s). */
 static void test_pie_is_aqm(void **state)
@@ -180,6 +206,7 @@ int main(void)
 		cmocka_unit_test(test_fifo_never_aqm),
 		cmocka_unit_test(test_codel_is_aqm),
 		cmocka_unit_test(test_pie_is_aqm),
+		cmocka_unit_test(test_full_fifo_without_probe_loss),
 		cmocka_unit_test(test_marking_aqm),
 		cmocka_unit_test(test_flow_queuing),
 		cmocka_unit_test(test_policer),
