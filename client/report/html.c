@@ -53,7 +53,8 @@ static const char page_css[] =
 	".g-good{color:#1a7f37}.g-fair{color:#9a6700}.g-bad{color:#cf222e}\n"
 	".verdict table td{border:none;text-align:left;white-space:normal;padding:1px 10px 1px 0}\n"
 	".verdict table td:first-child{color:#666;white-space:nowrap}\n"
-	"h3{font-size:15px;margin:18px 0 6px}tr.queue-hop td{background:#fff4d6}\n";
+	"h3{font-size:15px;margin:18px 0 6px}tr.queue-hop td{background:#fff4d6}"
+	"td.qverdict{font-weight:600}\n";
 
 /* Seconds from t0 of a client monotonic time. */
 static double rel_s(const struct test_result *r, int64_t t_ns)

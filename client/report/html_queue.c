@@ -17,7 +17,7 @@ static void queue_row(struct svg_buf *b, const char *dir, const struct queue_ver
 		return;
 	queuewords_advice(v, shaper_mbps, advice, sizeof(advice));
 	svg_printf(b, "<tr data-direction=\"%s\"><td class=\"l\">%s</td>", dir, dir);
-	svg_td_text(b, "l verdict", v->verdict);
+	svg_td_text(b, "l qverdict", v->verdict);
 	svg_td_num(b, v->standing_ms, 1);
 	svg_td_num(b, v->top_ms, 1);
 	svg_td_text(b, "l", v->signal ? v->signal : "-");

@@ -194,8 +194,8 @@ static void test_html_queue_section_below_charts(void **state)
 	/* the verdict card first (issue 17), the queue section below every chart */
 	assert_true(card < chart);
 	assert_null(strstr(sect, "<svg"));
-	assert_non_null(strstr(sect, "<tr data-direction=\"downlink\"><td class=\"l\">downlink</td><td class=\"l verdict\">fifo</td><td>95.0</td><td>100.0</td>"));
-	assert_non_null(strstr(sect, "<tr data-direction=\"uplink\"><td class=\"l\">uplink</td><td class=\"l verdict\">aqm</td><td>6.5</td><td>30.0</td><td class=\"l\">marks</td><td>812</td><td>0</td>"));
+	assert_non_null(strstr(sect, "<tr data-direction=\"downlink\"><td class=\"l\">downlink</td><td class=\"l qverdict\">fifo</td><td>95.0</td><td>100.0</td>"));
+	assert_non_null(strstr(sect, "<tr data-direction=\"uplink\"><td class=\"l\">uplink</td><td class=\"l qverdict\">aqm</td><td>6.5</td><td>30.0</td><td class=\"l\">marks</td><td>812</td><td>0</td>"));
 	assert_non_null(strstr(sect, "<p class=\"ecn\"><b>ECN:</b> marks — 812 CE marks, 0 retransmissions"));
 	hops = strstr(sect, "<table class=\"hops\">");
 	assert_non_null(hops);
