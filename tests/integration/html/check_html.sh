@@ -74,10 +74,13 @@ fi
 # The queue section (queue verdicts, ECN, per hop) sits below the charts, the verdict card
 # first; its rows say what the JSON says.
 need_cmd jq jq
-card=$(grep -n '<section class="verdict">' dom.html | head -1 | cut -d: -f1)
-svg1=$(grep -n '<svg' dom.html | head -1 | cut -d: -f1)
-svgN=$(grep -n '</svg>' dom.html | tail -1 | cut -d: -f1)
-queue=$(grep -n '<section class="queue">' dom.html | head -1 | cut -d: -f1)
+# line of the first (or last) match of a pattern in the DOM; empty when none
+first() { grep -n "$1" dom.html | head -1 | cut -d: -f1 || true; }
+last() { grep -n "$1" dom.html | tail -1 | cut -d: -f1 || true; }
+card=$(first '<section class="verdict">')
+svg1=$(first '<svg')
+svgN=$(last '</svg>')
+queue=$(first '<section class="queue">')
 [ -n "$card" ] && [ -n "$svg1" ] && [ "$card" -lt "$svg1" ] || fail "the verdict card is not first"
 [ -n "$queue" ] || fail "no queue section"
 [ "$queue" -gt "$svgN" ] || fail "the queue section (line $queue) is not below the charts (line $svgN)"
