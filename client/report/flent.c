@@ -34,6 +34,7 @@
 #define S_UP "TCP upload BE"
 #define S_PING "Ping (ms) UDP BE"
 #define S_ICMP "Ping (ms) ICMP"
+#define S_HOP "Ping (ms) hop %d"
 
 /* Wall clock (epoch seconds) of client monotonic time t_ns. */
 static double flent_epoch(const struct test_result *r, int64_t t_ns)
@@ -111,18 +112,32 @@ static void flent_ping(const struct test_result *r, double *sum, size_t *cnt, si
 	flent_bin_means(sum, cnt, nbins);
 }
 
-/* The same for the ICMP echo series to the server; 0 when there is none. */
+/* The same for an auxiliary probe series (ICMP echo, a hop's TTL-limited probes); 0 when it
+ * has no answer. sum and cnt have nbins zeros. */
+static int flent_probe_series(const struct test_result *r, const struct probe_series *ps,
+			      double *sum, size_t *cnt, size_t nbins)
+{
+	size_t ok = 0;
+
+	for (size_t i = 0; i < ps->n; i++) {
+		if (ps->s[i].status != SAMPLE_OK)
+			continue;
+		flent_bin_add(r, ps->s[i].send_ns + ps->s[i].rtt_ns, ps->s[i].rtt_ns, sum, cnt,
+			      nbins);
+		ok++;
+	}
+	flent_bin_means(sum, cnt, nbins);
+	return ok > 0;
+}
+
+/* The ICMP echo series to the server; 0 when there is none. */
 static int flent_icmp(const struct test_result *r, double *sum, size_t *cnt, size_t nbins)
 {
 	const struct probe_series *ps = result_find_series(r, "icmp", NULL);
 
 	if (ps == NULL || !ps->available)
 		return 0;
-	for (size_t i = 0; i < ps->n; i++)
-		if (ps->s[i].status == SAMPLE_OK)
-			flent_bin_add(r, ps->s[i].send_ns + ps->s[i].rtt_ns, ps->s[i].rtt_ns, sum,
-				      cnt, nbins);
-	flent_bin_means(sum, cnt, nbins);
+	(void)flent_probe_series(r, ps, sum, cnt, nbins);
 	return 1;
 }
 
@@ -180,6 +195,47 @@ static json_object *flent_raw_ping(struct jb *b, const struct test_result *r)
 	return a;
 }
 
+/* --per-hop: one ping series per hop, S_HOP with the hop's number (the address is in the
+ * NOTE, so the names stay the same across paths and runs can be compared). */
+static void flent_hops(struct jb *b, const struct test_result *r, json_object *res,
+		       json_object *raw, double *sum, size_t *cnt, size_t nbins)
+{
+	char name[32];
+
+	if (!r->hops.ran)
+		return;
+	for (int h = 0; h < r->hops.n && h < HOPPROBE_MAX_TTL; h++) {
+		memset(sum, 0, nbins * sizeof(*sum));
+		if (!flent_probe_series(r, &r->hop_trace.ttl[h], sum, cnt, nbins))
+			continue;
+		snprintf(name, sizeof(name), S_HOP, h + 1);
+		jb_add(b, res, name, flent_series(b, sum, nbins, 3));
+		jb_add(b, raw, name, flent_raw_bins(b, r, sum, nbins, 3));
+	}
+}
+
+/* The metadata NOTE: what our series are, and which address each hop series probed. */
+static void flent_note(const struct test_result *r, char *buf, size_t len)
+{
+	size_t o;
+
+	snprintf(buf, len, "Written by bloatmeter " BM_VERSION ". TCP * BE is the aggregate goodput "
+		 "of all load flows (all unmarked); BK, CS5, EF and UDP BK/EF were not measured. "
+		 "Ping (ms) UDP BE is bloatmeter's UDP probe RTT, Ping (ms) ICMP its echo to the "
+		 "server (when it ran)");
+	o = strlen(buf);
+	if (r->hops.ran && o < len)
+		o += (size_t)snprintf(buf + o, len - o, "; Ping (ms) hop N is the RTT of the %s "
+				      "probes with TTL N (--per-hop):", r->hop_trace.mode ==
+				      HOP_MODE_ICMP ? "ICMP" : "UDP");
+	for (int h = 0; r->hops.ran && h < r->hops.n && o < len; h++)
+		o += (size_t)snprintf(buf + o, len - o, " hop %d %s%s", h + 1,
+				      r->hops.row[h].addr[0] ? r->hops.row[h].addr : "*",
+				      h + 1 < r->hops.n ? "," : "");
+	if (o + 1 < len)
+		snprintf(buf + o, len - o, ".");
+}
+
 /* Seconds of load, like rrul's LENGTH (which excludes the idle time before and after). */
 static double flent_load_s(const struct test_result *r)
 {
@@ -197,7 +253,7 @@ static json_object *flent_metadata(struct jb *b, const struct test_result *r, do
 {
 	json_object *m = jb_check(b, json_object_new_object()), *hosts;
 	const char *host = r->cfg.server && *r->cfg.server ? r->cfg.server : r->server_addr;
-	char local[256], iso[64], title[160];
+	char local[256], iso[64], title[160], note[1024 + HOPPROBE_MAX_TTL * (HOP_ADDR_LEN + 12)];
 
 	if (gethostname(local, sizeof(local)) < 0)
 		snprintf(local, sizeof(local), "localhost");
@@ -208,11 +264,8 @@ static json_object *flent_metadata(struct jb *b, const struct test_result *r, do
 
 	jb_add(b, m, "NAME", jb_str(b, "rrul"));
 	jb_add(b, m, "TITLE", jb_str(b, title));
-	jb_add(b, m, "NOTE", jb_str(b, "Written by bloatmeter " BM_VERSION ". TCP * BE is the "
-				       "aggregate goodput of all load flows (all unmarked); BK, CS5, "
-				       "EF and UDP BK/EF were not measured. Ping (ms) UDP BE "
-				       "is bloatmeter's UDP probe RTT, Ping (ms) ICMP its echo to "
-				       "the server (when it ran)."));
+	flent_note(r, note, sizeof(note));
+	jb_add(b, m, "NOTE", jb_str(b, note));
 	jb_add(b, m, "LOCAL_HOST", jb_str(b, local));
 	jb_add(b, m, "HOST", jb_str(b, host));
 	hosts = jb_check(b, json_object_new_array());
@@ -268,6 +321,7 @@ static json_object *flent_json(const struct test_result *r)
 	jb_add(&b, raw, S_PING, flent_raw_ping(&b, r));
 	if (has_icmp)
 		jb_add(&b, raw, S_ICMP, flent_raw_bins(&b, r, icmp, nbins, 3));
+	flent_hops(&b, r, res, raw, icmp, cnt, nbins); /* reuses the ICMP series' room */
 
 	jb_add(&b, o, "version", jb_check(&b, json_object_new_int(FLENT_VERSION)));
 	jb_add(&b, o, "metadata", flent_metadata(&b, r, (double)(nbins - 1) * FLENT_STEP_S));

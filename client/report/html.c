@@ -11,6 +11,7 @@
 #include "client/analysis/analysis.h"
 #include "client/analysis/clocksync.h"
 #include "client/report/format.h"
+#include "client/report/html_queue.h"
 #include "client/report/svg.h"
 #include "client/report/verdict.h"
 #include "client/report/wording.h"
@@ -51,7 +52,9 @@ static const char page_css[] =
 	".grade{font-size:46px;font-weight:700;min-width:72px;text-align:center}\n"
 	".g-good{color:#1a7f37}.g-fair{color:#9a6700}.g-bad{color:#cf222e}\n"
 	".verdict table td{border:none;text-align:left;white-space:normal;padding:1px 10px 1px 0}\n"
-	".verdict table td:first-child{color:#666;white-space:nowrap}\n";
+	".verdict table td:first-child{color:#666;white-space:nowrap}\n"
+	"h3{font-size:15px;margin:18px 0 6px}tr.queue-hop td{background:#fff4d6}"
+	"td.qverdict{font-weight:600}\n";
 
 /* Seconds from t0 of a client monotonic time. */
 static double rel_s(const struct test_result *r, int64_t t_ns)
@@ -336,11 +339,15 @@ static void lab_row(struct svg_buf *b, const char *dir, uint64_t rate_bps, doubl
 static void page_lab(struct svg_buf *b, const struct test_result *r)
 {
 	const struct lab_truth *t = &r->truth;
+	char q[384];
 
 	if (!r->lab)
 		return;
-	svg_puts(b, "<h2>Lab: ground truth vs measurement</h2>\n<table class=\"lab\">\n"
-		 "<tr><th class=\"l\">Direction</th><th>tbf rate (Mbit/s)</th><th>Configured buffer "
+	wording_lab_queue(t, q, sizeof(q));
+	svg_puts(b, "<h2>Lab: ground truth vs measurement</h2>\n<p class=\"lab-queue\">Bottleneck: ");
+	svg_escape(b, q);
+	svg_puts(b, "</p>\n<table class=\"lab\">\n"
+		 "<tr><th class=\"l\">Direction</th><th>Rate (Mbit/s)</th><th>Configured buffer "
 		 "(ms)</th><th>limit (bytes)</th><th>burst (bytes)</th><th>Measured (ms)</th>"
 		 "<th>Measured (bytes)</th><th>Error (%)</th></tr>\n");
 	lab_row(b, "downlink", t->down_rate_bps, t->down_buffer_ms, t->down_limit_bytes,
@@ -708,6 +715,7 @@ int html_write(const struct test_result *r, const char *path)
 	page_charts(&b, r);
 	page_phases(&b, r);
 	page_buffers(&b, r);
+	html_queue_section(&b, r); /* queue verdicts, ECN, per hop */
 	if (r->nseries > 0)
 		page_kinds_table(&b, r);
 	page_lab(&b, r);

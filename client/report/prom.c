@@ -295,6 +295,67 @@ static void prom_kinds(struct prom *p, const struct test_result *r)
 	}
 }
 
+/* The queue verdicts (fifo|aqm|fq|policer|unknown) as a state set: one sample per possible
+ * verdict, 1 for the one given, so the series stay the same from run to run. */
+static const char *const queue_states[] = { "fifo", "aqm", "fq", "policer", "unknown" };
+/* The ECN verdicts likewise (client/analysis/analysis_ecn.c). */
+static const char *const ecn_states[] = { "marks", "drops", "not negotiated", "unknown" };
+
+/* 1 for the state named v, 0 for the others, each as ',<key>="state"' after extra. */
+static void prom_stateset(struct prom *p, const char *extra, const char *key,
+			  const char *const *states, int n, const char *v)
+{
+	char l[128];
+
+	for (int i = 0; i < n; i++) {
+		snprintf(l, sizeof(l), "%s,%s=\"%s\"", extra, key, states[i]);
+		prom_sample(p, l, v != NULL && strcmp(v, states[i]) == 0, DEC_INT);
+	}
+}
+
+/* What manages each loaded direction's queue, with its standing level and CE marks; --ecn:
+ * marks or drops. */
+static void prom_queue_verdicts(struct prom *p, const struct test_result *r)
+{
+	const struct queue_verdict *q[2] = { &r->queue_down, &r->queue_up };
+	const struct ecn_report *e = &r->ecn;
+	char l[64];
+
+	prom_family(p, "bloatmeter_queue_verdict",
+		    "What manages the direction's queue: 1 for the verdict given (fifo, aqm, fq, "
+		    "policer, unknown), 0 for the others; loaded directions only.");
+	for (int up = 0; up <= 1; up++) {
+		snprintf(l, sizeof(l), ",direction=\"%s\"", dir_name(up));
+		if (q[up]->verdict != NULL)
+			prom_stateset(p, l, "verdict", queue_states, 5, q[up]->verdict);
+	}
+	prom_family(p, "bloatmeter_queue_standing_seconds",
+		    "The probes' standing queueing delay (p50 in the steady window) behind the queue "
+		    "verdict.");
+	for (int up = 0; up <= 1; up++) {
+		snprintf(l, sizeof(l), ",direction=\"%s\"", dir_name(up));
+		if (q[up]->verdict != NULL)
+			prom_sample(p, l, q[up]->standing_ms / 1e3, DEC_S);
+	}
+	prom_family(p, "bloatmeter_queue_ce_marks",
+		    "ECN CE marks seen in the direction during the loaded phases.");
+	for (int up = 0; up <= 1; up++) {
+		snprintf(l, sizeof(l), ",direction=\"%s\"", dir_name(up));
+		if (q[up]->verdict != NULL && q[up]->ce >= 0)
+			prom_sample(p, l, (double)q[up]->ce, DEC_INT);
+	}
+	if (!e->requested)
+		return;
+	prom_family(p, "bloatmeter_ecn_verdict",
+		    "--ecn: 1 for whether the path marks (CE) or drops (marks, drops, not "
+		    "negotiated, unknown), 0 for the others.");
+	prom_stateset(p, "", "verdict", ecn_states, 4, e->verdict ? e->verdict : "unknown");
+	prom_family(p, "bloatmeter_ecn_flows",
+		    "--ecn: load flows seen in TCP_INFO, by whether they negotiated ECN.");
+	prom_sample(p, ",negotiated=\"yes\"", e->flows_ecn, DEC_INT);
+	prom_sample(p, ",negotiated=\"no\"", e->flows - e->flows_ecn, DEC_INT);
+}
+
 /* --per-hop: each hop's median RTT and reply loss by phase, and the hop where the queue
  * builds; a hop's address is a label (null replies: "*", as in the text and traceroute). */
 static void prom_hops(struct prom *p, const struct test_result *r)
@@ -319,6 +380,22 @@ static void prom_hops(struct prom *p, const struct test_result *r)
 				 addr, phase_name(k));
 			if (k != PHASE_IDLE && !isnan(row->loaded_ms[k]))
 				prom_sample(p, l, row->loaded_ms[k] / 1e3, DEC_S);
+		}
+	}
+	prom_family(p, "bloatmeter_hop_latency_increase_seconds",
+		    "Each hop's loaded median RTT minus its idle median (--per-hop), by loaded "
+		    "phase.");
+	for (int h = 0; h < r->hops.n; h++) {
+		const struct hop_row *row = &r->hops.row[h];
+
+		prom_escape(row->addr[0] ? row->addr : "*", addr, sizeof(addr));
+		for (int i = 0; i < r->nphases; i++) {
+			enum phase_kind k = r->phases[i].kind;
+
+			snprintf(l, sizeof(l), ",hop=\"%d\",address=\"%s\",phase=\"%s\"", h + 1,
+				 addr, phase_name(k));
+			if (k != PHASE_IDLE && !isnan(row->increase_ms[k]))
+				prom_sample(p, l, row->increase_ms[k] / 1e3, DEC_S);
 		}
 	}
 	prom_family(p, "bloatmeter_hop_loss_ratio",
@@ -370,6 +447,7 @@ int prom_write(const struct test_result *r, const char *path)
 	prom_buffers(&p, r);
 	prom_grades(&p, r);
 	prom_kinds(&p, r);
+	prom_queue_verdicts(&p, r);
 	prom_hops(&p, r);
 	prom_family(&p, "bloatmeter_run_warnings",
 		    "Warnings the run reported (their text is in the JSON report).");

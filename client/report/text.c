@@ -267,7 +267,11 @@ static void text_lab(const struct test_result *r, FILE *out)
 {
 	const struct lab_truth *t = &r->truth;
 
-	fprintf(out, "Lab ground truth (one tbf per direction on the router; limit = rate × buffer):\n");
+	char q[384];
+
+	wording_lab_queue(t, q, sizeof(q));
+	fprintf(out, "Lab ground truth (limit = rate × buffer):\n");
+	report_wrap(out, "  bottleneck ", q, 13, TEXT_WIDTH);
 	fprintf(out, "  %-10s %11s %10s %12s %12s %15s %8s\n", "direction", "rate Mbit/s",
 		"buffer ms", "limit bytes", "measured ms", "measured bytes", "error");
 	text_lab_row("downlink", t->down_rate_bps, t->down_buffer_ms, t->down_limit_bytes,
@@ -519,8 +523,13 @@ static void text_lab_compact_row(const char *label, const char *dir, uint64_t ra
 static void text_lab_compact(const struct test_result *r, FILE *out)
 {
 	const struct lab_truth *t = &r->truth;
+	char q[384], line[400], pre[32];
 
-	text_lab_compact_row("Lab truth", "downlink", t->down_rate_bps, t->down_buffer_ms,
+	wording_lab_queue(t, q, sizeof(q));
+	snprintf(line, sizeof(line), "%-8s %s", "queue", q);
+	snprintf(pre, sizeof(pre), "%-*s ", VERDICT_LABEL, "Lab truth");
+	report_wrap(out, pre, line, VERDICT_LABEL + 1, TEXT_WIDTH);
+	text_lab_compact_row("", "downlink", t->down_rate_bps, t->down_buffer_ms,
 			     &r->buffer_down, out);
 	text_lab_compact_row("", "uplink", t->up_rate_bps, t->up_buffer_ms, &r->buffer_up, out);
 }

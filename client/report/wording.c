@@ -53,3 +53,35 @@ const char *wording_cc_client(const struct test_result *r)
 {
 	return cc_ran(r, 0);
 }
+
+/* The qdisc's own parameters as "name value, ..." (empty for tbf and fifo). */
+static void lab_params(const struct lab_truth *t, char *buf, size_t len)
+{
+	size_t o = 0;
+
+	buf[0] = '\0';
+	for (int i = 0; i < t->nparams && i < LAB_QDISC_PARAMS && o < len; i++) {
+		int n = snprintf(buf + o, len - o, "%s%s %g", i ? ", " : "", t->params[i].name,
+				 t->params[i].value);
+
+		if (n < 0)
+			break;
+		o += (size_t)n;
+	}
+}
+
+void wording_lab_queue(const struct lab_truth *t, char *buf, size_t len)
+{
+	const char *q = t->qdisc[0] ? t->qdisc : "tbf";
+	/* only an AQM can mark; tail-drop queues (tbf, fifo) always drop */
+	int aqm = strcmp(q, "tbf") != 0 && strcmp(q, "fifo") != 0;
+	char params[160], ecn[32] = "", delay[64] = "";
+
+	lab_params(t, params, sizeof(params));
+	if (aqm || t->ecn_mark)
+		snprintf(ecn, sizeof(ecn), ", ECN marking %s", t->ecn_mark ? "on" : "off");
+	if (t->delay_ms > 0)
+		snprintf(delay, sizeof(delay), ", +%g ms one-way delay each way", t->delay_ms);
+	snprintf(buf, len, "%s%s%s%s per direction%s%s; %s", q, params[0] ? " (" : "", params,
+		 params[0] ? ")" : "", ecn, delay, t->hop[0] ? t->hop : "router");
+}

@@ -1,6 +1,6 @@
 /* wording: the sentences about a run that every human-readable writer (text summary, HTML)
  * shares, worded once: the congestion control each end really ran, and what a managed queue
- * means for the buffer estimate. Reads the result only. Layer: client/report. */
+ * means for the buffer estimate, and the lab's bottleneck as configured. Reads the result only. Layer: client/report. */
 #ifndef BM_REPORT_WORDING_H
 #define BM_REPORT_WORDING_H
 
@@ -23,5 +23,9 @@ void wording_cc_end(const struct test_result *r, int server, int why, char *buf,
 void wording_cc(const struct test_result *r, char *buf, size_t len);
 /* The algorithm the client's load flows ran, for titles. */
 const char *wording_cc_client(const struct test_result *r);
+/* The lab's bottleneck queue as configured, in one phrase: the qdisc with its parameters, ECN
+ * marking (AQMs only), the added delay, and where it sits ("codel (target_ms 5, interval_ms
+ * 100), ECN marking on, +10 ms one-way delay each way; router: userspace on ..."). */
+void wording_lab_queue(const struct lab_truth *t, char *buf, size_t len);
 
 #endif

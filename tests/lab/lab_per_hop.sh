@@ -6,6 +6,7 @@
 # rate-limits its ICMP errors (net.ipv4.icmp_ratelimit): the verdict still names hop 2 and
 # hop 1 is reported as rate-limiting ICMP. This is a test-only chain until `bloatmeter lab`
 # has routers (--hops); the daemon and client are the real binaries.
+# The Prometheus file, the HTML queue section and the flent hop series say the same.
 # Case "unpriv": the client runs as nobody and no ping socket is allowed, so --per-hop icmp
 # falls back to UDP and says so.
 #   lab_per_hop.sh BINDIR udp|icmp 4|6 [ratelimit|unpriv]
@@ -83,7 +84,8 @@ sleep 0.5
 rc=0
 # -Z root: a root client keeps root (its files go to $out, 0700 but for the unpriv variant).
 ip netns exec "$p-c" timeout 50 "${runas[@]}" "$bindir/bloatmeter" -Z root -p "$port" --idle 3 -t 8 \
-	--phases idle,upload --per-hop "$mode" --json-file "$out/r.json" --prometheus "$out/r.prom" "$server" > "$out/r.txt" 2>&1 ||
+	--phases idle,upload --per-hop "$mode" --json-file "$out/r.json" --prometheus "$out/r.prom" --html "$out/r.html" --flent "$out/r.flent.gz" \
+	"$server" > "$out/r.txt" 2>&1 ||
 	rc=$?
 cat "$out/r.txt"
 if [ $rc -ne 0 ]; then
@@ -111,6 +113,28 @@ grep -q "^bloatmeter_queue_hop{server=\"[^\"]*\",phase=\"upload\"} 3$" "$out/r.p
 	bad "the Prometheus file does not place the queue at hop 3"
 grep -q "^bloatmeter_hop_rtt_median_seconds{.*hop=\"2\",address=\"$(addr 2 2)\",phase=\"upload\"}" \
 	"$out/r.prom" || bad "the Prometheus file has no upload RTT for hop 2"
+awk -v v="$(grep "^bloatmeter_hop_latency_increase_seconds{.*hop=\"3\",address=\"$server\",phase=\"upload\"}" \
+	"$out/r.prom" | awk '{ print $NF }')" 'BEGIN { exit !(v != "" && v >= 0.03) }' ||
+	bad "the Prometheus file has no upload increase ≥ 30 ms for hop 3"
+# The HTML queue section: three hop rows, hop 3 (the queue's) highlighted, with the verdict.
+[ "$(grep -c '^<tr\( class="queue-hop"\)\?><td>[0-9]*</td><td class="l">' "$out/r.html")" = 3 ] ||
+	bad "the HTML per-hop table has not 3 rows"
+grep -qF "<tr class=\"queue-hop\"><td>3</td><td class=\"l\">$server</td>" "$out/r.html" ||
+	bad "the HTML does not highlight hop 3 ($server)"
+grep -qF "between hop 2 ($(addr 2 2)) and hop 3 ($server)" "$out/r.html" || bad "no per-hop verdict in the HTML"
+# flent: one ping series per hop, hop 3's upload RTT above hop 2's, addresses in NOTE.
+/usr/bin/python3 - "$out/r.flent.gz" "$(addr 2 2)" << 'PY' || bad "the flent file has no usable hop series"
+import gzip, json, sys
+d = json.load(gzip.open(sys.argv[1], 'rt'))
+res = d['results']
+hops = [res.get('Ping (ms) hop %d' % h) for h in (1, 2, 3)]
+assert all(h is not None and len(h) == len(d['x_values']) for h in hops), 'hop series'
+assert 'Ping (ms) hop 4' not in res, 'a hop beyond the server'
+assert 'hop 2 %s' % sys.argv[2] in d['metadata']['NOTE'], 'NOTE'
+top = lambda h: max(v for v in h if v is not None)
+assert top(hops[2]) > top(hops[1]) + 20, 'hop 3 does not rise above hop 2'
+print('ok   flent: hop 1-3 series, peaks %.1f / %.1f / %.1f ms' % tuple(top(h) for h in hops))
+PY
 if [ "$variant" = unpriv ]; then
 	[ "$(jq -r '.queue_location.method' "$r")" = udp ] || bad "method is not udp"
 	jq -r '.warnings[]' "$r" | grep -qF "per-hop probes use UDP" || bad "no warning about the UDP fallback"

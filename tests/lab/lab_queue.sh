@@ -12,7 +12,8 @@
 #            the marks), aqm both ways;
 #   ecn-drops: CoDel without marking, the client's --ecn → the flows negotiate ECN but the
 #            path drops: no CE mark, retransmissions.
-# Each case demands its own verdict, so a classifier that said aqm for the FIFO, or fifo for
+# The metrics, the HTML queue section and the text and HTML truth lines must agree (qdisc, ECN
+# marking). Each case demands its own verdict, so a classifier that said aqm for the FIFO, or fifo for
 # CoDel, fails here. The verdicts are classification checks (CPU steal does not void them); the
 # figures are accuracy checks (steal.sh).
 #   lab_queue.sh BINDIR fifo|codel|fqcodel|pie|ecn|ecn-drops
@@ -46,7 +47,7 @@ steal0=$(steal_read)
 rc=0
 "$bindir/bloatmeter" lab --down-rate 20mbit --up-rate 20mbit --qdisc "$qdisc" "${extra[@]}" \
 	--down-buffer $buf --up-buffer $buf --phases idle,download,upload --json "$r" -v \
-	> "$out/report.txt" &
+	--prometheus "$out/m.prom" --html "$out/r.html" > "$out/report.txt" &
 pid=$!
 wait $pid || rc=$?
 steal=$(steal_pct "$steal0" "$(steal_read)")
@@ -95,6 +96,26 @@ ecn-drops)
 	;;
 esac
 check "the verdict block has the Queue line" "grep -q '^Queue ' '$out/report.txt'"
+# The other outputs say the same: the metrics' queue verdict, the HTML queue section, and the
+# truth lines of text and HTML name the emulated queue (not "one tbf per direction").
+for d in down up; do
+	check "metrics: queue verdict $d is $want" \
+		"grep -q '^bloatmeter_queue_verdict{.*,direction=\"$d\",verdict=\"$want\"} 1\$' '$out/m.prom'"
+done
+check "HTML: the queue section has both verdicts $want" \
+	"[ \$(grep -c '<td class=\"l qverdict\">$want</td>' '$out/r.html') = 2 ]"
+mark=off
+[ "$kind" = ecn ] && mark=on
+[ "$kind" = fifo ] && mark=
+phrase="$qdisc ("
+[ "$kind" = fifo ] && phrase="fifo per direction"
+check "text: the Lab truth line names the queue '$phrase'${mark:+ and ECN marking $mark}" \
+	"tr -s ' \n' ' ' < '$out/report.txt' | grep -qF 'Lab truth queue $phrase' &&
+	 { [ -z '$mark' ] || tr -s ' \n' ' ' < '$out/report.txt' | grep -qF 'ECN marking $mark'; }"
+check "text -v: the ground truth table names the queue, not a tbf" \
+	"tr -s ' \n' ' ' < '$out/report.txt' | grep -qF 'bottleneck $phrase' && ! grep -q tbf '$out/report.txt'"
+check "HTML: the lab section names the queue" \
+	"grep -qF '<p class=\"lab-queue\">Bottleneck: $phrase' '$out/r.html'"
 leftover=$(ip netns list | grep -c "^bm$pid-" || true)
 check "no lab namespaces left" "[ '$leftover' -eq 0 ]"
 steal_verdict "queue $kind" "$fail" "$accuracy_fail" "$steal" || exit 1

@@ -117,7 +117,8 @@ static void test_verdict_first_within_80_columns(void **state)
 	assert_non_null(strstr(first12, "Upload       9.4 Mbit/s, +45.2 ms latency, buffer ≥ 49.0 ms (60 kB)"));
 	assert_non_null(strstr(first12, "Advice       shape to 17.7 down / 8.8 up Mbit/s"));
 	/* The lab truth and every warning are there, wrapped. */
-	assert_non_null(strstr(txt, "Lab truth    downlink 20.0 Mbit/s, buffer 100 ms: measured 99.9 ms (-0.1 %)"));
+	assert_non_null(strstr(txt, "Lab truth    queue    tbf per direction; router\n"));
+	assert_non_null(strstr(txt, "             downlink 20.0 Mbit/s, buffer 100 ms: measured 99.9 ms (-0.1 %)"));
 	assert_non_null(strstr(txt, "warning: bbr keeps the queue short"));
 	assert_non_null(strstr(txt, "lowers the measured goodput"));
 	/* Details wait for -v. */

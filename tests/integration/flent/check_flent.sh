@@ -2,7 +2,8 @@
 # flent data file: runs the real daemon and client in a private namespace with --flent, then
 # has flent 2.1.1 plot the file (rrul's all_scaled and ping_cdf). flent's exit code is
 # unreliable, so each plot must be a real PNG of more than 20 kB; the data file is checked
-# for the rrul series and grid. Keeps BINDIR/flent-all_scaled.png to look at.
+# for the rrul series and grid, and (--per-hop) a ping series per hop. Keeps
+# BINDIR/flent-all_scaled.png to look at.
 # Usage: check_flent.sh BINDIR  (root; exit 77 = skipped when not root)
 set -uo pipefail
 bindir=$(cd "$1" && pwd) || exit 1
@@ -34,7 +35,8 @@ bad() { echo "FAIL: $*"; fail=1; }
 cd "$tmp" || exit 1
 # -Z root: started as root, the client would write its files as nobody (-Z), which cannot
 # enter this test's private directory.
-if $x "$bindir/bloatmeter" -Z root -q -t 3 --idle 2 --gap 1 -P 2 --flent r.flent.gz 127.0.0.1; then
+if $x "$bindir/bloatmeter" -Z root -q -t 3 --idle 2 --gap 1 -P 2 --per-hop udp --flent r.flent.gz \
+	127.0.0.1; then
 	ok "bloatmeter --flent r.flent.gz exited 0"
 else
 	bad "bloatmeter exited $?"
@@ -59,11 +61,19 @@ up = [v for v in res['TCP upload BE'] if v is not None]
 ping = [v for v in res['Ping (ms) UDP BE'] if v is not None]
 assert max(down) > 10 and max(up) > 10, 'no load seen'
 assert ping and min(ping) > 0, 'no RTT'
+# --per-hop: one ping series per hop (loopback: hop 1 is the server), its address in NOTE
+hop = res.get('Ping (ms) hop 1')
+assert hop is not None and len(hop) == len(x), 'no hop 1 series on the grid'
+hops = [v for v in hop if v is not None]
+assert len(hops) > 20 and min(hops) > 0, 'hop 1 has only %d RTT bins' % len(hops)
+assert raw['Ping (ms) hop 1'], 'hop 1 raw values'
+assert 'hop 1 127.0.0.1' in m['NOTE'], 'NOTE does not name hop 1'
+assert 'Ping (ms) hop 2' not in res, 'a hop beyond the server'
 t0 = raw['Ping (ms) UDP BE'][0]['t']
 assert 1e9 < t0 < 1e10, 'raw t must be epoch seconds'
 print('ok   data file: version 4, rrul, %d x values (0.2 s), down peak %.0f Mbit/s, '
-      'up peak %.0f Mbit/s, %d RTT bins, %d raw probes'
-      % (len(x), max(down), max(up), len(ping), len(raw['Ping (ms) UDP BE'])))
+      'up peak %.0f Mbit/s, %d RTT bins, %d raw probes, %d hop 1 bins'
+      % (len(x), max(down), max(up), len(ping), len(raw['Ping (ms) UDP BE']), len(hops)))
 EOF
 	:
 else

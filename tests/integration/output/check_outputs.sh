@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Machine-readable outputs of real runs: the JSON report (--json) and the JSONL history (--log)
 # against docs/report.schema.json, and the Prometheus textfile (--prometheus) against promtool.
-# An HTTP-mode report (the daemon's public listener as the target) validates too.
+# An HTTP-mode report (the daemon's public listener as the target) validates too. A --per-hop
+# --ecn run's queue verdicts, ECN verdict and per-hop RTTs appear in the report, its history
+# line and the metrics alike.
 # Also: the history grows by exactly one line per run, a line torn by a killed run does not
 # corrupt later lines, and four concurrent runs appending to one file leave only whole lines.
 # Runs the daemon and the clients in a private network namespace (root).
@@ -114,6 +116,58 @@ check "the HTTP-mode report names its target and why fields are null" \
 	'jq -e --arg u "http://127.0.0.1:$webport" ".server == \$u and .http.url == \$u and
 		.http.target_source == \"command line\" and (.http.not_measured | length > 0) and
 		.cc.server.used == \"cubic\" and .phases[1].lost.down == null" "$tmp/http.json" > /dev/null'
+
+# 1c. The queue verdicts (queue.*), --ecn and --per-hop in every machine-readable output: the
+# report and its history line carry them, and the metrics say the same (loopback: one hop).
+check "a --per-hop udp --ecn run succeeds" 'run -t 2 --idle 2 --gap 1 -P 2 --phases \
+	idle,download,upload --per-hop udp --ecn --json "$tmp/q.json" --log "$tmp/q.jsonl" \
+	--prometheus "$tmp/q.prom"'
+check "the --per-hop --ecn report validates against docs/report.schema.json" 'valid "$tmp/q.json"'
+check "the report has both queue verdicts, ecn and hop 1 (127.0.0.1)" \
+	'jq -e "(.queue.download.verdict | type) == \"string\" and (.queue.upload.verdict | type) ==
+		\"string\" and (.ecn.verdict | type) == \"string\" and .hops[0].address == \"127.0.0.1\"
+		and (.queue_location.verdict | type) == \"string\"" "$tmp/q.json" > /dev/null'
+check "its history line validates and carries queue, ecn, hops and queue_location" \
+	'lines_valid "$tmp/q.jsonl" && [ "$(jq -S -c "{queue, ecn, hops, queue_location}" "$tmp/q.json")" = \
+		"$(jq -S -c "{queue, ecn, hops, queue_location}" "$tmp/q.jsonl")" ]'
+out=$(promtool check metrics < "$tmp/q.prom" 2>&1)
+prc=$?
+check "promtool: the --per-hop --ecn metrics are clean" '[ $prc -eq 0 ] && [ -z "$out" ]'
+[ -z "$out" ] || echo "$out" | sed 's/^/     promtool: /'
+# One metric sample's value: prom_value FILE NAME LABELS-AFTER-SERVER
+prom_value() { grep -F "$2{server=\"127.0.0.1:$port\"$3} " "$1" | awk '{ print $NF }'; }
+# JSON ms (null: not measured) against a metric in s: equal to 1 µs, or both absent.
+# same_s JQ-PATH NAME LABELS
+same_s() {
+	local want got
+	want=$(jq -r "$1 | if . == null then \"\" else . / 1000 end" "$tmp/q.json")
+	got=$(prom_value "$tmp/q.prom" "$2" "$3")
+	echo "     $2$3: $got (JSON ${want:-null})"
+	if [ -z "$want" ]; then [ -z "$got" ]; else
+		awk -v a="$got" -v b="$want" 'BEGIN { exit !(a != "" && a - b < 1e-6 && b - a < 1e-6) }'
+	fi
+}
+for d in download:down upload:up; do
+	v=$(jq -r ".queue.${d%:*}.verdict" "$tmp/q.json")
+	check "metrics: queue verdict ${d#*:} is '$v' (1) and the 4 others 0" \
+		'[ "$(prom_value "$tmp/q.prom" bloatmeter_queue_verdict ",direction=\"${d#*:}\",verdict=\"$v\"")" = 1 ] &&
+		 [ "$(grep -c "^bloatmeter_queue_verdict{.*direction=\"${d#*:}\".*} 0$" "$tmp/q.prom")" = 4 ]'
+	check "metrics: ${d#*:} standing queue = JSON ms / 1000 (absent when null)" \
+		'same_s ".queue.${d%:*}.standing_ms" bloatmeter_queue_standing_seconds ",direction=\"${d#*:}\""'
+done
+ev=$(jq -r .ecn.verdict "$tmp/q.json")
+check "metrics: ECN verdict '$ev' is 1" \
+	'[ "$(prom_value "$tmp/q.prom" bloatmeter_ecn_verdict ",verdict=\"$ev\"")" = 1 ]'
+check "metrics: ECN flows add up to ecn.flows ($(jq .ecn.flows "$tmp/q.json"))" \
+	'[ "$(grep "^bloatmeter_ecn_flows{" "$tmp/q.prom" | awk "{ s += \$2 } END { print s }")" = \
+		"$(jq .ecn.flows "$tmp/q.json")" ]'
+for ph in download upload; do
+	l=",hop=\"1\",address=\"127.0.0.1\",phase=\"$ph\""
+	check "metrics: hop 1 $ph RTT = JSON ms / 1000 (absent when null)" \
+		'same_s ".hops[0].phases.$ph.rtt_ms" bloatmeter_hop_rtt_median_seconds "$l"'
+	check "metrics: hop 1 $ph latency increase = JSON ms / 1000 (absent when null)" \
+		'same_s ".hops[0].phases.$ph.increase_ms" bloatmeter_hop_latency_increase_seconds "$l"'
+done
 
 # 2. A run killed mid-write leaves a torn line; the next run must start on a fresh line.
 printf '{"version": "0.1' >> "$tmp/h.jsonl"
