@@ -15,20 +15,11 @@ build=$1 version=$2 cpack=${3:-cpack}
 need_cmd dpkg-deb dpkg man man-db jq jq openssl openssl curl curl promtool prometheus \
 	setpriv util-linux logrotate logrotate
 . "$(dirname "$0")/../lib/harness.sh"
+. "$(dirname "$0")/build_deb.sh"
 chmod 755 "$work" # the extracted tree is read by a daemon that is not root
 
 # --- build
-if ! (cd "$build" && "$cpack" -G DEB -B "$work/pkg") > "$work/cpack.log" 2>&1; then
-	cat "$work/cpack.log"
-	echo "FAIL cpack -G DEB"
-	exit 1
-fi
-deb=$(ls "$work"/pkg/bloatmeter_"$version"_*.deb 2> /dev/null | head -1)
-if [ -z "$deb" ]; then
-	ls -R "$work/pkg"
-	echo "FAIL no bloatmeter_${version}_*.deb was built"
-	exit 1
-fi
+build_deb "$build" "$version" "$cpack" "$work/pkg" || exit 1
 echo "ok   built $(basename "$deb")"
 
 # --- contents

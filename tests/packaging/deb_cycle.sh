@@ -13,6 +13,7 @@
 set -uo pipefail
 build=$1 version=$2 cpack=${3:-cpack}
 . "$(dirname "$0")/../lib/require.sh"
+. "$(dirname "$0")/build_deb.sh"
 need_root "it installs and purges the package in this host's dpkg database"
 need_cmd dpkg dpkg dpkg-deb dpkg systemd-analyze systemd deb-systemd-helper init-system-helpers \
 	adduser adduser deluser adduser userdel passwd sysctl procps man man-db
@@ -80,13 +81,7 @@ check() { # NAME COMMAND...
 state() { dpkg-query -W -f='${db:Status-Status}' bloatmeter 2> /dev/null; }
 
 # --- build (the same cpack run as deb.sh)
-if ! (cd "$build" && "$cpack" -G DEB -B "$work/pkg") > "$work/cpack.log" 2>&1; then
-	tail -20 "$work/cpack.log"
-	echo "FAIL cpack -G DEB"
-	exit 1
-fi
-deb=$(ls "$work"/pkg/bloatmeter_"$version"_*.deb 2> /dev/null | head -1)
-[ -n "$deb" ] || { echo "FAIL no bloatmeter_${version}_*.deb was built"; exit 1; }
+build_deb "$build" "$version" "$cpack" "$work/pkg" || exit 1
 
 # --- install
 if ! dpkg -i "$deb" > "$work/install.log" 2>&1; then
