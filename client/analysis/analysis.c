@@ -340,6 +340,10 @@ static void analysis_window(struct test_result *r, struct phase_result *ph)
 					   ANALYSIS_STEADY_INTERVAL_NS, ANALYSIS_STEADY_TOLERANCE);
 	ph->saturated = (!down || sd >= 0) && (!up || su >= 0);
 	start = sd > su ? sd : su;
+	/* The probe budget lengthened the intervals in this phase: its goodput before then
+	 * carried the probes' earlier share, so the window starts once they settled. */
+	if (ph->saturated && ph->probe_settled_ns > start && ph->probe_settled_ns < ph->end_ns)
+		start = ph->probe_settled_ns;
 	if (!ph->saturated) {
 		start = ph->start_ns + (ph->end_ns - ph->start_ns) / 2;
 		result_warn(r, "the %s phase never reached stable goodput; its figures use the second half of the phase and its buffer estimate is a lower bound",
