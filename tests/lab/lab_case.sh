@@ -4,8 +4,10 @@
 # against that configured ground truth — never against earlier output.
 #   lab_case.sh BINDIR NAME DOWN_RATE UP_RATE DOWN_BUF_MS UP_BUF_MS [extra bloatmeter args...]
 # Tolerances: buffer estimate within 10 % of the configured buffer (ms and bytes); goodput
-# within 5 % of the tbf rate after counting the per-packet headers the tbf also counts; the
-# buffer's 95 % interval contains the configured buffer. Only these accuracy checks may be
+# within 5 % (LAB_GOODPUT_TOL) of the tbf rate less the probes' reported share of the link,
+# after counting the per-packet headers the tbf also counts; the buffer's 95 % interval
+# contains the configured buffer. LAB_PROBE_BUDGET=1 also asks every loaded direction's
+# probes to stay within 2 % of the link, or the report to say their floor bound. Only these accuracy checks may be
 # voided by CPU steal (steal.sh); the exit code, keys, schema, congestion control, -P auto and
 # namespace-leak checks always count.
 set -euo pipefail
@@ -85,6 +87,24 @@ jq -e '.cc.client.ok and .cc.server.ok' "$r" > /dev/null ||
 
 # Wire bytes per goodput byte: the tbf counts IP packets plus the 14-byte Ethernet header.
 wire=$(jq '((.mss * .ip_overhead) + 14) / .mss' "$r")
+gtol=${LAB_GOODPUT_TOL:-5}
+# share PHASE DIR: the probes' reported share of the link (0 where the report has none).
+share() {
+	jq --arg p "$1" --arg d "$2" '[.phases[] | select(.name == $p) | .probe_budget.share[$d] // 0][0] // 0' "$r"
+}
+# budget PHASE DIR: the probes within 2 % of the link, or their floor bound and a warning says so.
+budget() {
+	local got
+	got=$(jq -c --arg p "$1" --arg d "$2" '[.phases[] | select(.name == $p) | .probe_budget] | .[0] | if . == null then null else {share: .share[$d], floor, udp_ms: .intervals_ms.udp} end' "$r")
+	echo "$name: probes in the $1 phase ($2): $got"
+	if [ "$got" = "null" ] || [ "$(jq '.share' <<< "$got")" = "null" ]; then
+		echo "FAIL $name: the $1 phase reports no probe share"
+		fail=1
+	elif ! jq -e '.share <= 0.02' <<< "$got" > /dev/null &&
+		! { jq -e '.floor' <<< "$got" > /dev/null && jq -e --arg p "$1" '.warnings | any(startswith($p + " phase: the probes used") and contains("at the floor"))' "$r" > /dev/null; }; then
+		accuracy_fail "$name: the probes used more than 2 % of the link in the $1 phase without their floor"
+	fi
+}
 phases=$(jq -r '[.phases[].name] | join(",")' "$r")
 if [[ $phases == *download* ]]; then
 	check "buffer download (ms)" "$(jq '.buffer.download.ms' "$r")" "$(jq '.lab.truth.down_buffer_ms' "$r")" 10
@@ -92,7 +112,8 @@ if [[ $phases == *download* ]]; then
 	contains "buffer download 95 % interval (ms)" "$(jq -c '.buffer.download.ci95_ms' "$r")" "$(jq '.lab.truth.down_buffer_ms' "$r")"
 	check "download goodput as wire rate (bit/s)" \
 		"$(jq --argjson w "$wire" '.phases[] | select(.name == "download") | .throughput_mbps.down * 1e6 * $w' "$r")" \
-		"$(jq '.lab.truth.down_rate_bps' "$r")" 5
+		"$(jq --argjson s "$(share download down)" '.lab.truth.down_rate_bps * (1 - $s)' "$r")" "$gtol"
+	[ -z "${LAB_PROBE_BUDGET:-}" ] || budget download down
 fi
 if [[ $phases == *upload* ]]; then
 	check "buffer upload (ms)" "$(jq '.buffer.upload.ms' "$r")" "$(jq '.lab.truth.up_buffer_ms' "$r")" 10
@@ -100,7 +121,8 @@ if [[ $phases == *upload* ]]; then
 	contains "buffer upload 95 % interval (ms)" "$(jq -c '.buffer.upload.ci95_ms' "$r")" "$(jq '.lab.truth.up_buffer_ms' "$r")"
 	check "upload goodput as wire rate (bit/s)" \
 		"$(jq --argjson w "$wire" '.phases[] | select(.name == "upload") | .throughput_mbps.up * 1e6 * $w' "$r")" \
-		"$(jq '.lab.truth.up_rate_bps' "$r")" 5
+		"$(jq --argjson s "$(share upload up)" '.lab.truth.up_rate_bps * (1 - $s)' "$r")" "$gtol"
+	[ -z "${LAB_PROBE_BUDGET:-}" ] || budget upload up
 fi
 # -P auto: every loaded phase ended with at least one flow per loaded direction and no more
 # than the ramp's cap.
