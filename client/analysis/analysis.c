@@ -8,6 +8,7 @@
 
 #include "client/analysis/analysis_hops.h"
 #include "client/analysis/analysis_probes.h"
+#include "client/analysis/probeshare.h"
 #include "client/analysis/bootstrap.h"
 #include "client/analysis/clocksync.h"
 #include "client/analysis/droppattern.h"
@@ -551,6 +552,11 @@ static void analysis_buffer_for(struct test_result *r, const struct phase_result
 	struct delay_ref ref = delay_ref_for(r, dir);
 	double rate = (dir == DELAY_DOWN ? ph->down_mbps : ph->up_mbps) * 1e6;
 	double ip_rate = rate * (isnan(r->ip_overhead) ? 1.0 : r->ip_overhead);
+	double link = ph->link_mbps[dir == DELAY_DOWN ? 0 : 1] * 1e6;
+
+	/* The queue drains at the link's whole IP rate: the probes and ACKs in it too. */
+	if (link > ip_rate)
+		ip_rate = link;
 
 	(void)analysis_buffer(r->probes, r->nprobes, result_window_start(ph), ph->end_ns, &ref,
 			      ip_rate, b);
@@ -787,6 +793,8 @@ void analysis_run(struct test_result *r)
 	if (r->server_max_rate_bps > 0)
 		result_warn(r, "the server limits each direction of a test to %.1f Mbit/s (its max-rate)",
 			    (double)r->server_max_rate_bps / 1e6);
+	if (!r->http)
+		probeshare_phases(r);
 	analysis_buffers(r);
 	analysis_patterns(r);
 	lowerbound_apply(r);

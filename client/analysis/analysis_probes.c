@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "client/analysis/probeshare.h"
 #include "client/analysis/probestats.h"
 #include "client/analysis/rpm.h"
 
@@ -112,7 +111,6 @@ void analysis_probes(struct test_result *r)
 	probes_rpm(r);
 	if (r->http)
 		return; /* no UDP stream to budget or to compare ICMP with */
-	probeshare_phases(r);
 	if (result_find_series(r, "icmp", &path) == NULL || !r->series[path].available)
 		return;
 	if (result_find_series(r, "icmp_hop", &hop) != NULL && r->series[hop].available)

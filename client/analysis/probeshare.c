@@ -29,13 +29,24 @@ static int series_kind(const char *name, int *up_flow)
 	return -1;
 }
 
-/* UDP probes sent in [from, to): the records are in send order. */
+/* UDP probes sent in [from, to). */
 static size_t udp_sent(const struct test_result *r, int64_t from, int64_t to)
 {
 	size_t n = 0;
 
 	for (size_t i = 0; i < r->nprobes; i++)
 		n += r->probes[i].send_ns >= from && r->probes[i].send_ns < to;
+	return n;
+}
+
+/* Samples of a series sent in [from, to) (the per-phase counts come later, with the rest of
+ * the probe kinds' figures; the buffer's bytes need these first). */
+static size_t series_sent(const struct probe_series *ps, int64_t from, int64_t to)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < ps->n; i++)
+		n += ps->s[i].send_ns >= from && ps->s[i].send_ns < to;
 	return n;
 }
 
@@ -59,7 +70,7 @@ static void window_bytes(const struct test_result *r, const struct phase_result 
 		else
 			budget_probe_bytes(m, (enum budget_kind)kind, b);
 		for (int d = 0; d < 2; d++)
-			bytes[d] += b[d] * (double)ph->probe[k].sent;
+			bytes[d] += b[d] * (double)series_sent(&r->series[k], from, ph->end_ns);
 	}
 	/* Per-hop probes keep no per-phase counts: their interval in force gives them. */
 	if (r->hop_trace.available && ph->probe_ms[BUDGET_HOP] > 0) {
