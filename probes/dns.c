@@ -226,7 +226,15 @@ static void dns_probe_destroy(void *arg)
 	free(p);
 }
 
+static void dns_probe_set_interval(void *arg, int64_t interval_ns)
+{
+	struct dns_probe *p = arg;
+
+	schedule_set_interval(&p->sched, interval_ns);
+}
+
 const struct probe_ops dns_probe_ops = {
+	.set_interval = dns_probe_set_interval,
 	.stop_sending = dns_probe_stop_sending,
 	.destroy = dns_probe_destroy,
 };

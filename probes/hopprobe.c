@@ -397,7 +397,15 @@ static void hop_destroy(void *arg)
 	free(p);
 }
 
+static void hop_set_interval(void *arg, int64_t interval_ns)
+{
+	struct hop_probe *p = arg;
+
+	schedule_set_interval(&p->sched, interval_ns);
+}
+
 const struct probe_ops hop_probe_ops = {
+	.set_interval = hop_set_interval,
 	.stop_sending = hop_stop_sending,
 	.destroy = hop_destroy,
 };

@@ -444,7 +444,15 @@ static void icmp_destroy(void *arg)
 	free(p);
 }
 
+static void icmp_set_interval(void *arg, int64_t interval_ns)
+{
+	struct icmp_probe *p = arg;
+
+	schedule_set_interval(&p->sched, interval_ns);
+}
+
 const struct probe_ops icmp_probe_ops = {
+	.set_interval = icmp_set_interval,
 	.stop_sending = icmp_stop_sending,
 	.destroy = icmp_destroy,
 };

@@ -9,8 +9,6 @@
 
 #include "common/log.h"
 
-#define RUNNER_MAX 16
-
 struct runner_slot {
 	void *probe;
 	const struct probe_ops *ops;

@@ -12,7 +12,12 @@
 struct probe_ops {
 	void (*stop_sending)(void *probe); /* runs in the runner thread: send nothing new */
 	void (*destroy)(void *probe);      /* runs after the thread ended: close and free */
+	/* Any thread: the interval from the next slot on (schedule_set_interval). */
+	void (*set_interval)(void *probe, int64_t interval_ns);
 };
+
+/* Probes one runner holds. */
+#define RUNNER_MAX 16
 
 struct probe_runner;
 

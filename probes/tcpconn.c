@@ -283,7 +283,15 @@ static void tcpconn_destroy(void *arg)
 	free(p);
 }
 
+static void tcpconn_set_interval(void *arg, int64_t interval_ns)
+{
+	struct tcpconn_probe *p = arg;
+
+	schedule_set_interval(&p->sched, interval_ns);
+}
+
 const struct probe_ops tcpconn_probe_ops = {
+	.set_interval = tcpconn_set_interval,
 	.stop_sending = tcpconn_stop_sending,
 	.destroy = tcpconn_destroy,
 };

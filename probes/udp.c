@@ -252,6 +252,11 @@ size_t udp_probe_kernel_stamps(const struct udp_probe *p)
 	return p->kernel_stamps;
 }
 
+void udp_probe_set_interval(struct udp_probe *p, int64_t interval_ns)
+{
+	schedule_set_interval(&p->sched, interval_ns);
+}
+
 uint64_t udp_probe_late_sends(const struct udp_probe *p)
 {
 	return p->sched.skipped;

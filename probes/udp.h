@@ -47,6 +47,9 @@ int64_t udp_probe_last_rtt(const struct udp_probe *p);
 uint64_t udp_probe_replies(const struct udp_probe *p);
 /* Requests sent so far; safe to call from any thread. */
 uint64_t udp_probe_sent(const struct udp_probe *p);
+/* From any thread: later probes leave interval_ns apart, the schedule staying absolute (the
+ * probe budget; records stay indexed by sequence number). */
+void udp_probe_set_interval(struct udp_probe *p, int64_t interval_ns);
 /* Scheduling health: sends that left more than one interval late. */
 uint64_t udp_probe_late_sends(const struct udp_probe *p);
 /* Transfers ownership of the records to the caller (free() them), then frees p. */

@@ -10,6 +10,7 @@
 #include "client/analysis/analysis_hops.h"
 #include "client/analysis/analysis_probes.h"
 #include "client/analysis/analysis_queue.h"
+#include "client/analysis/probeshare.h"
 #include "client/analysis/bootstrap.h"
 #include "client/analysis/clocksync.h"
 #include "client/analysis/droppattern.h"
@@ -403,6 +404,10 @@ static void analysis_window(struct test_result *r, struct phase_result *ph)
 					   ANALYSIS_STEADY_INTERVAL_NS, ANALYSIS_STEADY_TOLERANCE);
 	ph->saturated = (!down || sd >= 0) && (!up || su >= 0);
 	start = sd > su ? sd : su;
+	/* The probe budget lengthened the intervals in this phase: its goodput before then
+	 * carried the probes' earlier share, so the window starts once they settled. */
+	if (ph->saturated && ph->probe_settled_ns > start && ph->probe_settled_ns < ph->end_ns)
+		start = ph->probe_settled_ns;
 	if (!ph->saturated) {
 		start = ph->start_ns + (ph->end_ns - ph->start_ns) / 2;
 		result_warn(r, "the %s phase never reached stable goodput; its figures use the second half of the phase and its buffer estimate is a lower bound",
@@ -610,6 +615,11 @@ static void analysis_buffer_for(struct test_result *r, const struct phase_result
 	struct delay_ref ref = delay_ref_for(r, dir);
 	double rate = (dir == DELAY_DOWN ? ph->down_mbps : ph->up_mbps) * 1e6;
 	double ip_rate = rate * (isnan(r->ip_overhead) ? 1.0 : r->ip_overhead);
+	double link = ph->link_mbps[dir == DELAY_DOWN ? 0 : 1] * 1e6;
+
+	/* The queue drains at the link's whole IP rate: the probes and ACKs in it too. */
+	if (link > ip_rate)
+		ip_rate = link;
 
 	(void)analysis_buffer(r->probes, r->nprobes, result_window_start(ph), ph->end_ns, &ref,
 			      ip_rate, b);
@@ -887,6 +897,8 @@ void analysis_run(struct test_result *r)
 	if (r->server_max_rate_bps > 0)
 		result_warn(r, "the server limits each direction of a test to %.1f Mbit/s (its max-rate)",
 			    (double)r->server_max_rate_bps / 1e6);
+	if (!r->http)
+		probeshare_phases(r);
 	analysis_buffers(r);
 	analysis_patterns(r);
 	analysis_ecn(r);

@@ -103,49 +103,6 @@ static void icmp_vs_udp(struct test_result *r, int path)
 		r->icmp_udp_verdict = "ICMP deprioritised";
 }
 
-/* Approximate IP bytes per probe (request or answer, headers included) by kind, for the
- * budget check: UDP adds its payload; a new TCP connection is SYN, ACK, request and RST. */
-#define BUDGET_ICMP_BYTES 84.0
-#define BUDGET_DNS_BYTES 100.0
-#define BUDGET_TCP_BYTES 270.0
-#define BUDGET_INFLOW_BYTES 68.0
-#define BUDGET_SHARE 0.05
-
-/* Probe traffic in bit/s each way at the configured intervals. */
-static double probe_bps(const struct test_result *r)
-{
-	const struct client_config *c = &r->cfg;
-	double bps = 8.0 * (c->probe_size + 48.0) * 1000.0 / c->interval_ms;
-	int icmp_targets = 0;
-
-	for (int k = 0; k < r->nseries; k++)
-		icmp_targets += r->series[k].available && strncmp(r->series[k].name, "icmp", 4) == 0;
-	if (c->probes & PROBE_BIT(PROBE_ICMP))
-		bps += icmp_targets * 8.0 * BUDGET_ICMP_BYTES * 1000.0 / c->probe_interval_ms[PROBE_ICMP];
-	if (c->probes & PROBE_BIT(PROBE_DNS))
-		bps += 8.0 * BUDGET_DNS_BYTES * 1000.0 / c->probe_interval_ms[PROBE_DNS];
-	if (c->probes & PROBE_BIT(PROBE_TCP))
-		bps += 8.0 * BUDGET_TCP_BYTES * 1000.0 / c->probe_interval_ms[PROBE_TCP];
-	if (c->probes & PROBE_BIT(PROBE_INFLOW))
-		bps += 8.0 * BUDGET_INFLOW_BYTES * 1000.0 / c->probe_interval_ms[PROBE_INFLOW];
-	return bps;
-}
-
-/* Probes should stay under 5 % of the measured capacity of each direction, or they become
- * part of the load they measure. */
-static void probes_budget(struct test_result *r)
-{
-	const struct phase_result *d = result_find_phase(r, PHASE_DOWNLOAD);
-	const struct phase_result *u = result_find_phase(r, PHASE_UPLOAD);
-	double bps = probe_bps(r);
-	double cap[2] = { d ? d->down_mbps * 1e6 : NAN, u ? u->up_mbps * 1e6 : NAN };
-
-	for (int i = 0; i < 2; i++)
-		if (isfinite(cap[i]) && cap[i] > 0 && bps > BUDGET_SHARE * cap[i])
-			result_warn(r, "the probes used about %.0f kbit/s, %.1f %% of the measured %s capacity (more than 5 %%); raise -i and --probe-interval on this link",
-				    bps / 1e3, 100 * bps / cap[i], i ? "uplink" : "downlink");
-}
-
 void analysis_probes(struct test_result *r)
 {
 	int path = -1, hop = -1;
@@ -154,7 +111,6 @@ void analysis_probes(struct test_result *r)
 	probes_rpm(r);
 	if (r->http)
 		return; /* no UDP stream to budget or to compare ICMP with */
-	probes_budget(r);
 	if (result_find_series(r, "icmp", &path) == NULL || !r->series[path].available)
 		return;
 	if (result_find_series(r, "icmp_hop", &hop) != NULL && r->series[hop].available)

@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "client/model/config.h"
+#include "client/model/probebudget.h"
 #include "common/sock.h"
 #include "common/stats.h"
 #include "probes/pcapanalyze.h"
@@ -171,6 +172,16 @@ struct phase_result {
 	/* Server hold time (µs) of the UDP replies in the rtt_ms window: the reflector's own
 	 * share of every RTT (its socket queue and processing), from the stamps in each reply. */
 	struct stats_summary server_hold_us;
+	/* The probe budget (docs/methods.md): the intervals in force at the phase's end, their
+	 * common factor over the configured ones (NAN: no run-time record), whether the floor
+	 * bound; over the phase's window, each way ([0] down): the probes' IP traffic (from
+	 * what they sent), the ACKs of the load (estimated from its delivered segments), the
+	 * link's IP-level rate with both and the load, and the probes' share of it. */
+	double probe_ms[BUDGET_KINDS];
+	int64_t probe_settled_ns;      /* new intervals in force from here (-1: unchanged) */
+	double probe_scale;
+	int probe_floor;
+	double probe_kbps[2], ack_kbps[2], link_mbps[2], probe_share[2];
 };
 
 /* Buffer estimate for one direction of the bottleneck. */
@@ -244,6 +255,7 @@ struct test_result {
 	char udp_server_ts[8];         /* "kernel" or "user" */
 	struct cc_report cc;
 	double ip_overhead;            /* IP bytes per goodput byte, from MSS and header sizes */
+	int probe_ip_hdr;              /* the probes' IP header: 20 (IPv4) or 40 (IPv6) bytes */
 	int mss;
 
 	struct probe_rec *probes;

@@ -246,6 +246,35 @@ static void json_phase_loss(struct jb *b, json_object *o, const struct test_resu
 		     jb_int(b, (int64_t)ph->lost_down)));
 }
 
+/* The probe budget of a loaded phase (docs/report.md); null for idle phases, the HTTP mode
+ * and runs without a run-time record. */
+static json_object *json_probe_budget(struct jb *b, const struct test_result *r,
+				      const struct phase_result *ph)
+{
+	static const char *const kind[BUDGET_KINDS] = { "udp", "icmp", "dns", "tcp", "inflow",
+							"hop" };
+	json_object *o, *iv;
+
+	if (r->http || ph->kind == PHASE_IDLE || !(ph->probe_scale > 0))
+		return NULL;
+	o = jb_obj(b);
+	iv = jb_obj(b);
+	jb_add(b, o, "link_mbps", jb_pair(b, "down", jb_num(b, ph->link_mbps[0], DEC_MBPS), "up",
+					  jb_num(b, ph->link_mbps[1], DEC_MBPS)));
+	jb_add(b, o, "probe_kbps", jb_pair(b, "down", jb_num(b, ph->probe_kbps[0], DEC_MBPS), "up",
+					   jb_num(b, ph->probe_kbps[1], DEC_MBPS)));
+	jb_add(b, o, "ack_kbps", jb_pair(b, "down", jb_num(b, ph->ack_kbps[0], DEC_MBPS), "up",
+					 jb_num(b, ph->ack_kbps[1], DEC_MBPS)));
+	jb_add(b, o, "share", jb_pair(b, "down", jb_num(b, ph->probe_share[0], DEC_RATIO), "up",
+				      jb_num(b, ph->probe_share[1], DEC_RATIO)));
+	jb_add(b, o, "scale", jb_num(b, ph->probe_scale, DEC_RATIO));
+	jb_add(b, o, "floor", jb_bool(b, ph->probe_floor));
+	for (int k = 0; k < BUDGET_KINDS; k++)
+		jb_add(b, iv, kind[k], jb_num(b, ph->probe_ms[k], DEC_MS));
+	jb_add(b, o, "intervals_ms", iv);
+	return o;
+}
+
 static json_object *json_phase(struct jb *b, const struct test_result *r,
 			       const struct phase_result *ph)
 {
@@ -295,6 +324,7 @@ static json_object *json_phase(struct jb *b, const struct test_result *r,
 		     ph->retrans_down >= 0 ? jb_int(b, ph->retrans_down) : NULL));
 	jb_add(b, o, "grade", ph->grade ? jb_str(b, ph->grade) : NULL);
 	jb_add(b, o, "rpm", idle ? NULL : report_json_rpm(b, &ph->rpm));
+	jb_add(b, o, "probe_budget", json_probe_budget(b, r, ph));
 	return o;
 }
 

@@ -13,7 +13,7 @@
  * 0 decimals means the value is written as a JSON integer. */
 #define DEC_S 6     /* seconds: µs, finer than any timestamp we trust */
 #define DEC_MS 3    /* milliseconds: µs */
-#define DEC_MBPS 2
+#define DEC_MBPS 3
 #define DEC_PCT 3
 #define DEC_RATIO 4
 #define DEC_INT 0

@@ -739,6 +739,20 @@ static struct event *load_timer(struct load *l, int64_t period_ns, event_callbac
 	return ev;
 }
 
+void load_set_inflow_interval(struct load *l, int64_t interval_ns)
+{
+	struct timeval tv = { (time_t)(interval_ns / NS_PER_SEC),
+			      (suseconds_t)(interval_ns % NS_PER_SEC / 1000) };
+
+	if (l->inflow_ev == NULL || interval_ns <= 0 || interval_ns == l->opts.inflow_interval_ns)
+		return;
+	l->opts.inflow_interval_ns = interval_ns;
+	/* Re-adding a pending persistent timer restarts its period from now: one longer gap,
+	 * then the new period on the monotonic clock. */
+	if (event_add(l->inflow_ev, &tv) < 0)
+		log_warnx("cannot change the in-flow probe interval");
+}
+
 /* MSS and options of an established flow, to convert goodput to IP bytes. */
 static void load_read_mss(struct load *l)
 {

@@ -66,6 +66,9 @@ size_t load_take_samples(struct load *l, struct flow_sample **arr, size_t *n, si
 /* Adds one flow of direction up (1: upload) to a running load (-P auto); its connect
  * completes on the loop. 0, or -1 with err when there is no room or no socket. */
 int load_add_flow(struct load *l, int up, char *err, size_t errlen);
+/* The in-flow probes of a running load from now on one request per interval_ns and
+ * direction (the probe budget); no-op without in-flow probes. */
+void load_set_inflow_interval(struct load *l, int64_t interval_ns);
 /* Flows of direction up that are open or connecting. */
 int load_flows(const struct load *l, int up);
 /* Bytes received so far on the download flows. */

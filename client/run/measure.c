@@ -19,6 +19,7 @@
 #include "client/run/dropuser.h"
 #include "client/run/liveness.h"
 #include "client/run/load.h"
+#include "client/run/probeadapt.h"
 #include "client/run/probeset.h"
 #include "common/auth.h"
 #include "common/clock.h"
@@ -61,6 +62,7 @@ struct test {
 	struct auth_keys psk;      /* --psk-file's key (n = 0 without one) */
 	struct udp_probe *probe;
 	struct probeset *aux;      /* ICMP, DNS, new-connection probes (and capture) */
+	struct probe_adapt adapt;  /* the probe budget: every kind's interval */
 	struct load_opts load_opts;
 	SSL_CTX *load_tls;         /* --tls-load: the load flows' TLS context (kernel TLS asked) */
 	struct probe_series *inflow_down, *inflow_up; /* in r->series, or NULL when off */
@@ -138,6 +140,13 @@ static void test_sample_down(struct test *t, int64_t now)
 		test_fail(t, "out of memory");
 }
 
+/* The server is reached over IPv6 (not a v4-mapped address): 40-byte IP headers. */
+static int test_ipv6(const struct test *t)
+{
+	return t->sa.ss_family == AF_INET6 &&
+	       !IN6_IS_ADDR_V4MAPPED(&((const struct sockaddr_in6 *)&t->sa)->sin6_addr);
+}
+
 /* Records what the load sockets really used, once per run. */
 static void test_note_load_info(struct test *t)
 {
@@ -146,9 +155,7 @@ static void test_note_load_info(struct test *t)
 
 	load_get_info(t->load, &li);
 	if (t->res->mss == 0 && li.mss > 0) {
-		int v6 = t->sa.ss_family == AF_INET6 &&
-			 !IN6_IS_ADDR_V4MAPPED(&((struct sockaddr_in6 *)&t->sa)->sin6_addr);
-		int hdr = (v6 ? 40 : 20) + 20 + (li.timestamps ? 12 : 0);
+		int hdr = (test_ipv6(t) ? 40 : 20) + 20 + (li.timestamps ? 12 : 0);
 
 		t->res->mss = li.mss;
 		t->res->ip_overhead = (double)(li.mss + hdr) / li.mss;
@@ -281,6 +288,9 @@ static void test_end_step(struct test *t, int64_t now)
 		ph->cpu_client = (double)(clock_thread_cpu_ns() - ph->cpu_client_start_ns) /
 				 (double)(now - ph->start_ns);
 	test_close_up_totals(t, ph);
+	memcpy(ph->probe_ms, t->adapt.ms, sizeof(ph->probe_ms));
+	ph->probe_scale = t->adapt.scale;
+	ph->probe_floor = t->adapt.floor;
 	ph->retrans_down = -1; /* filled from the server's totals when its stats arrive */
 	t->open_phase = ph;
 	if (t->load) {
@@ -362,6 +372,28 @@ static void test_auto_ramp(struct test *t, int64_t now)
 
 static void test_finish(struct test *t);
 
+/* Once the first second of a loaded phase shows its rate: every probe kind's interval so
+ * that together they stay within the budget (probeadapt.h). */
+static void test_probe_budget(struct test *t, int64_t now)
+{
+	int64_t at[2] = { 0, 0 };
+	uint64_t bytes[2] = { 0, 0 };
+	const double *ms = t->adapt.ms;
+
+	for (int up = 0; up < 2; up++)
+		if (t->adapt.loaded[up] && test_auto_bytes(t, up, now, &at[up], &bytes[up]) < 0)
+			return;
+	if (!probeadapt_tick(&t->adapt, at, bytes, t->res->ip_overhead))
+		return;
+	t->res->phases[t->res->nphases - 1].probe_settled_ns = now + t->adapt.settle_ns;
+	udp_probe_set_interval(t->probe, (int64_t)(ms[BUDGET_UDP] * NS_PER_MS));
+	probeset_set_intervals(t->aux, ms);
+	if (t->load_opts.inflow_interval_ns > 0) {
+		t->load_opts.inflow_interval_ns = (int64_t)(ms[BUDGET_INFLOW] * NS_PER_MS);
+		load_set_inflow_interval(t->load, t->load_opts.inflow_interval_ns);
+	}
+}
+
 /* Starts step t->cur: records a phase and opens its load flows. */
 static double test_total_s(const struct test *t);
 
@@ -390,12 +422,14 @@ static void test_begin_step(struct test *t, int64_t now)
 	ph->cpu_server_start_ns = t->srv_cpu_ns;
 	ph->cpu_server_t0_ns = t->srv_t_ns;
 	ph->rwnd_limited_down = ph->sndbuf_limited_down = NAN;
+	ph->probe_settled_ns = -1;
 	if (t->progress_lines)
 		fprintf(stderr, "bloatmeter: %s phase, %.0f s (at %.0f of %.0f s)\n",
 			phase_name(ph->kind), (double)s->len_ns / NS_PER_SEC,
 			(double)(now - t->res->t0_ns) / NS_PER_SEC, test_total_s(t));
 	ndown = (s->kind == PHASE_DOWNLOAD || s->kind == PHASE_BIDIR) ? t->cfg->flows : 0;
 	nup = (s->kind == PHASE_UPLOAD || s->kind == PHASE_BIDIR) ? t->cfg->flows : 0;
+	probeadapt_phase(&t->adapt, (const int[2]){ ndown > 0, nup > 0 }, (double)s->len_ns / NS_PER_SEC);
 	if (ndown + nup == 0)
 		return;
 	t->load = load_start(t->base, &t->sa, t->salen, t->welcome.token, ndown, nup, t->cfg->cc,
@@ -462,6 +496,7 @@ static void test_tick_callback(evutil_socket_t fd, short what, void *arg)
 		load_tune(t->load);
 		if (t->cfg->flows_auto)
 			test_auto_ramp(t, now);
+		test_probe_budget(t, now);
 		if (load_open_flows(t->load) == 0 && load_flows(t->load, 0) + load_flows(t->load, 1) == 0)
 			test_fail(t, "the server closed every load flow");
 	}
@@ -950,6 +985,9 @@ int measure_run(const struct client_config *cfg, struct test_result *res, char *
 	t.aux = probeset_start(cfg, &t.sa, t.salen, &t.welcome, res, err, errlen);
 	if (t.aux == NULL)
 		goto out;
+	probeadapt_init(&t.adapt, cfg, test_ipv6(&t));
+	res->probe_ip_hdr = t.adapt.mix.ip_hdr;
+	probeset_mix(t.aux, &t.adapt.mix);
 	if (test_setup_load(&t, err, errlen) < 0)
 		goto out;
 	/* Every probe socket and the capture are open (the load flows open per phase): -Z. */

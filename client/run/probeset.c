@@ -20,17 +20,23 @@
 #include "probes/runner.h"
 #include "probes/tcpconn.h"
 
-/* --per-hop: one TTL-limited probe every 50 ms over all hops (20 packets/s, ~10 kbit/s), so
- * the probes never load the link they measure. */
-#define PROBESET_HOP_INTERVAL_NS (50 * NS_PER_MS)
 
 /* Answers slower than this count as lost. Generous: a bloated buffer can hold seconds. */
 #define PROBESET_TIMEOUT_NS (4 * NS_PER_SEC)
 #define ICMP_PAYLOAD 56 /* ping's default */
 
+/* A probe on the runner and the budget kind whose interval it follows. */
+struct probeset_member {
+	void *probe;
+	const struct probe_ops *ops;
+	enum budget_kind kind;
+};
+
 struct probeset {
 	struct probe_runner *runner;
 	struct pcap_capture *cap;
+	struct probeset_member member[RUNNER_MAX];
+	int nmember;
 	int started, stopped;
 };
 
@@ -54,10 +60,20 @@ static void unavailable(struct probe_series *ps, const char *why)
 	series_note(ps, "%s", why);
 }
 
-static void enlist(struct probeset *p, struct probe_series *ps, void *probe,
-		   const struct probe_ops *ops)
+/* Adds a started probe to the runner and to the members the budget reaches; -1 when full. */
+static int member_add(struct probeset *p, void *probe, const struct probe_ops *ops,
+		      enum budget_kind kind)
 {
-	if (runner_add(p->runner, probe, ops) < 0) {
+	if (p->nmember >= RUNNER_MAX || runner_add(p->runner, probe, ops) < 0)
+		return -1;
+	p->member[p->nmember++] = (struct probeset_member){ probe, ops, kind };
+	return 0;
+}
+
+static void enlist(struct probeset *p, struct probe_series *ps, void *probe,
+		   const struct probe_ops *ops, enum budget_kind kind)
+{
+	if (member_add(p, probe, ops, kind) < 0) {
 		ops->destroy(probe);
 		unavailable(ps, "too many probes for one runner");
 		return;
@@ -83,7 +99,7 @@ static void start_icmp_to(struct probeset *p, const struct client_config *cfg,
 	if (probe == NULL)
 		unavailable(ps, err);
 	else
-		enlist(p, ps, probe, &icmp_probe_ops);
+		enlist(p, ps, probe, &icmp_probe_ops, BUDGET_ICMP);
 }
 
 static void start_icmp(struct probeset *p, const struct client_config *cfg,
@@ -138,7 +154,7 @@ static void start_dns_to(struct probeset *p, const struct client_config *cfg,
 	if (probe == NULL)
 		unavailable(ps, err);
 	else
-		enlist(p, ps, probe, &dns_probe_ops);
+		enlist(p, ps, probe, &dns_probe_ops, BUDGET_DNS);
 }
 
 /* The resolver named by --dns-resolver: an address, or "system" (resolv.conf). */
@@ -221,7 +237,7 @@ static void start_tcp(struct probeset *p, const struct client_config *cfg,
 	if (probe == NULL)
 		unavailable(ps, err);
 	else
-		enlist(p, ps, probe, &tcpconn_probe_ops);
+		enlist(p, ps, probe, &tcpconn_probe_ops, BUDGET_TCP);
 }
 
 /* Capture of the test's own packets on the interface of the route to the server. */
@@ -286,7 +302,7 @@ static void start_hops(struct probeset *p, const struct client_config *cfg,
 {
 	struct hop_probe_config hc = { .target = *sa, .target_len = salen,
 				       .mode = (enum hop_mode)cfg->per_hop,
-				       .interval_ns = PROBESET_HOP_INTERVAL_NS,
+				       .interval_ns = (int64_t)(BUDGET_HOP_BASE_MS * NS_PER_MS),
 				       .timeout_ns = PROBESET_TIMEOUT_NS, .local = cfg->local };
 	struct hop_probe *probe;
 	char err[SERIES_NOTE_LEN];
@@ -298,7 +314,7 @@ static void start_hops(struct probeset *p, const struct client_config *cfg,
 	}
 	if (r->hop_trace.note[0]) /* ran another way than asked (ICMP fell back to UDP) */
 		result_warn(r, "%s", r->hop_trace.note);
-	if (runner_add(p->runner, probe, &hop_probe_ops) < 0) {
+	if (member_add(p, probe, &hop_probe_ops, BUDGET_HOP) < 0) {
 		hop_probe_ops.destroy(probe);
 		r->hop_trace.available = 0;
 		result_warn(r, "no per-hop latency: too many probes for one runner");
@@ -338,6 +354,22 @@ struct probeset *probeset_start(const struct client_config *cfg, const struct so
 	}
 	p->started = 1;
 	return p;
+}
+
+void probeset_mix(const struct probeset *p, struct budget_mix *m)
+{
+	for (int i = 0; i < p->nmember; i++)
+		m->streams[p->member[i].kind]++;
+}
+
+void probeset_set_intervals(struct probeset *p, const double ms[BUDGET_KINDS])
+{
+	for (int i = 0; i < p->nmember; i++) {
+		const struct probeset_member *mb = &p->member[i];
+
+		if (mb->ops->set_interval && ms[mb->kind] > 0)
+			mb->ops->set_interval(mb->probe, (int64_t)(ms[mb->kind] * NS_PER_MS));
+	}
 }
 
 void probeset_stop(struct probeset *p, int64_t grace_ns)

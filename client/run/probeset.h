@@ -9,6 +9,7 @@
 #include <sys/socket.h>
 
 #include "client/model/config.h"
+#include "client/model/probebudget.h"
 #include "client/model/result.h"
 #include "client/run/ctrl.h"
 
@@ -21,6 +22,11 @@ struct probeset;
 struct probeset *probeset_start(const struct client_config *cfg, const struct sockaddr_storage *sa,
 				socklen_t salen, const struct ctrl_welcome *w, struct test_result *r,
 				char *err, size_t errlen);
+/* Adds the running probes to m->streams (ICMP: one per target, and DNS, TCP, per-hop). */
+void probeset_mix(const struct probeset *p, struct budget_mix *m);
+/* From the load loop while the runner runs: every probe's interval from its next slot on
+ * (ms by budget kind; 0 leaves a kind alone). */
+void probeset_set_intervals(struct probeset *p, const double ms[BUDGET_KINDS]);
 /* Stops sending, waits grace_ns for late answers, joins the threads. Idempotent. */
 void probeset_stop(struct probeset *p, int64_t grace_ns);
 /* After the test's UDP records are in r: closes the series (pending → lost), stores the

@@ -4,9 +4,11 @@
 # against that configured ground truth — never against earlier output.
 #   lab_case.sh BINDIR NAME DOWN_RATE UP_RATE DOWN_BUF_MS UP_BUF_MS [extra bloatmeter args...]
 # Tolerances: buffer estimate within LAB_TOL % (default 10) of the configured buffer (ms and
-# bytes); goodput within 5 % of the tbf rate after counting the per-packet headers the tbf also
-# counts; the buffer's 95 % interval contains the configured buffer. What each direction's
-# buffer must be (the accuracy suite, tests/lab/accuracy.cmake, sets these):
+# bytes); goodput within 5 % (LAB_GOODPUT_TOL) of the tbf rate less the probes' reported share
+# of the link, after counting the per-packet headers the tbf also counts; the buffer's 95 %
+# interval contains the configured buffer. LAB_PROBE_BUDGET=1 also asks every loaded
+# direction's probes to stay within 2 % of the link, or the report to say their floor bound.
+# What each direction's buffer must be (the accuracy suite in tests/lab/CMakeLists.txt sets it):
 #   LAB_EXPECT_DOWN, LAB_EXPECT_UP = point (default): not a lower bound, within ±LAB_TOL %;
 #                                  = bound:REASON: a lower bound (lower_bound_reason REASON)
 #                                    whose value does not exceed the truth by more than LAB_TOL %
@@ -130,16 +132,36 @@ at_most() {
 
 # Wire bytes per goodput byte: the tbf counts IP packets plus the 14-byte Ethernet header.
 wire=$(jq '((.mss * .ip_overhead) + 14) / .mss' "$r")
+gtol=${LAB_GOODPUT_TOL:-5}
+# share PHASE DIR: the probes' reported share of the link (0 where the report has none).
+share() {
+	jq --arg p "$1" --arg d "$2" '[.phases[] | select(.name == $p) | .probe_budget.share[$d] // 0][0] // 0' "$r"
+}
+# budget PHASE DIR: the probes within 2 % of the link, or their floor bound and a warning says so.
+budget() {
+	local got
+	got=$(jq -c --arg p "$1" --arg d "$2" '[.phases[] | select(.name == $p) | .probe_budget] | .[0] | if . == null then null else {share: .share[$d], floor, udp_ms: .intervals_ms.udp} end' "$r")
+	echo "$name: probes in the $1 phase ($2): $got"
+	if [ "$got" = "null" ] || [ "$(jq '.share' <<< "$got")" = "null" ]; then
+		echo "FAIL $name: the $1 phase reports no probe share"
+		fail=1
+	elif ! jq -e '.share <= 0.02' <<< "$got" > /dev/null &&
+		! { jq -e '.floor' <<< "$got" > /dev/null && jq -e --arg p "$1" '.warnings | any(startswith($p + " phase: the probes used") and contains("at the floor"))' "$r" > /dev/null; }; then
+		accuracy_fail "$name: the probes used more than 2 % of the link in the $1 phase without their floor"
+	fi
+}
 phases=$(jq -r '[.phases[].name] | join(",")' "$r")
-# direction_case DIR(download|upload) TRUTH_PREFIX(down|up) EXPECT: buffer and goodput. A
-# direction expected to stay below its top (random loss, bbr) has no goodput truth to meet.
+# direction_case DIR(download|upload) TRUTH_PREFIX(down|up) EXPECT: buffer, goodput and the
+# probe budget. A direction expected to stay below its top (random loss, bbr) has no goodput
+# truth to meet.
 direction_case() {
 	local dir=$1 t=$2 expect=$3
 	buffer_case "$dir" "$t" "$expect"
+	[ -z "${LAB_PROBE_BUDGET:-}" ] || budget "$dir" "$t"
 	[ "$expect" = point ] || return 0
 	check "$dir goodput as wire rate (bit/s)" \
 		"$(jq --argjson w "$wire" --arg p "$dir" --arg d "$t" '.phases[] | select(.name == $p) | .throughput_mbps[$d] * 1e6 * $w' "$r")" \
-		"$(jq ".lab.truth.${t}_rate_bps" "$r")" 5
+		"$(jq --argjson s "$(share "$dir" "$t")" ".lab.truth.${t}_rate_bps * (1 - \$s)" "$r")" "$gtol"
 }
 if [[ $phases == *download* ]]; then direction_case download down "${LAB_EXPECT_DOWN:-point}"; fi
 if [[ $phases == *upload* ]]; then direction_case upload up "${LAB_EXPECT_UP:-point}"; fi
