@@ -575,6 +575,7 @@ static int cli_lab(struct client_config *cfg, const struct lab_config *lcfg, str
 		log_warnx("cannot return to the original network namespace");
 	res->lab = 1;
 	lab_get_truth(lab, &res->truth);
+	lab_get_bneck(lab, res);
 	cli_lab_keep(cfg, res, names);
 	lab_destroy(lab);
 	return rc;

@@ -120,6 +120,8 @@ uint64_t bneck_drain(struct bneck *b, uint64_t now_ns)
 		if (wait > 0)
 			return now_ns + wait;
 		bneck_take(b);
+		if (b->sojourns != NULL)
+			sojlog_add(b->sojourns, now_ns, now_ns - p->enq_ns);
 		/* Stamped with its departure; the line frees and counts it if full. */
 		if (fifoq_push(&b->line, p, now_ns) == 0)
 			b->out++;
@@ -156,5 +158,28 @@ uint64_t bneck_drops(const struct bneck *b)
 		return n + b->pie.drops;
 	default:
 		return n;
+	}
+}
+
+void bneck_counts(const struct bneck *b, struct bneck_counts *out)
+{
+	*out = (struct bneck_counts){ .in = b->in, .out = b->out, .tail_drops = b->q.tail_drops,
+				      .line_drops = b->line_drops };
+	switch (b->prm.qdisc) {
+	case BNECK_CODEL:
+		out->aqm_drops = b->cd.drops;
+		out->marks = b->cd.marks;
+		break;
+	case BNECK_FQCODEL:
+		out->tail_drops += b->fq.overflow_drops;
+		out->aqm_drops = fqcodel_codel_drops(&b->fq);
+		out->marks = fqcodel_codel_marks(&b->fq);
+		break;
+	case BNECK_PIE:
+		out->aqm_drops = b->pie.drops;
+		out->marks = b->pie.marks;
+		break;
+	default:
+		break;
 	}
 }

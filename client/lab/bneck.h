@@ -13,6 +13,7 @@
 #include "client/lab/fqcodel.h"
 #include "client/lab/pie.h"
 #include "client/lab/shaper.h"
+#include "client/lab/sojlog.h"
 
 enum bneck_qdisc { BNECK_FIFO, BNECK_CODEL, BNECK_FQCODEL, BNECK_PIE, BNECK_QDISCS };
 
@@ -40,6 +41,15 @@ struct bneck {
 	struct lab_pkt *head;       /* CoDel/FQ-CoDel: dequeued, waiting for the link's credit */
 	struct fifoq line;          /* the delay line, in departure order */
 	uint64_t in, out, line_drops;
+	struct sojlog *sojourns;    /* NULL, or where each departing packet's sojourn is logged */
+};
+
+/* What the bottleneck did so far, for the lab's truth. */
+struct bneck_counts {
+	uint64_t in, out;           /* packets taken, packets sent on into the delay line */
+	uint64_t tail_drops;        /* the queue (or an FQ-CoDel flow) was full */
+	uint64_t aqm_drops, marks;  /* the AQM's drops and CE marks */
+	uint64_t line_drops;        /* the delay line was full */
 };
 
 /* Returns 0, or -1 without memory (then nothing is held). */
@@ -49,8 +59,8 @@ void bneck_free(struct bneck *b);
 /* A packet arrives (the bottleneck takes it; it may drop it at once). */
 void bneck_enqueue(struct bneck *b, struct lab_pkt *p, uint64_t now_ns);
 
-/* Sends into the delay line whatever the link's credit allows by now_ns. Returns when it should
- * run next: the time the next queued packet may leave, or UINT64_MAX with the queue empty. */
+/* Sends into the delay line whatever the link's credit allows by now_ns (logging each packet's
+ * sojourn, arrival to now_ns, in b->sojourns when set). Returns when it should run next: the time the next queued packet may leave, or UINT64_MAX with the queue empty. */
 uint64_t bneck_drain(struct bneck *b, uint64_t now_ns);
 
 /* The next packet whose delay has passed by now_ns (the caller takes it), or NULL. */
@@ -61,5 +71,7 @@ uint64_t bneck_next_release(const struct bneck *b);
 
 /* Drops at the bottleneck so far: tail drops, AQM drops and delay-line overflows. */
 uint64_t bneck_drops(const struct bneck *b);
+
+void bneck_counts(const struct bneck *b, struct bneck_counts *out);
 
 #endif

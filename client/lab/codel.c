@@ -90,7 +90,9 @@ static struct codel_dq codel_enter(struct codel *c, struct fifoq *q, struct code
 	c->dropping = 1;
 	delta = c->count - c->lastcount;
 	c->count = 1;
-	if (delta > 1 && now - c->drop_next < 16 * c->interval_ns)
+	/* A signed difference, as Linux's codel_time_before (the variant RFC 8289 section 5.5
+	 * follows): a drop_next still ahead of now is a recent episode, not one 584 years ago. */
+	if (delta > 1 && (int64_t)(now - c->drop_next) < (int64_t)(16 * c->interval_ns))
 		c->count = delta;
 	c->drop_next = codel_control_law(c, now, c->count);
 	c->lastcount = c->count;

@@ -62,6 +62,7 @@ struct lab {
 	int in_client;                 /* the calling thread sits in the client namespace */
 	pid_t daemon_pid;              /* 0 once reaped */
 	pid_t fwd_pid;                 /* the userspace bottleneck (tunfwd); 0 = none */
+	struct tunfwd_stats *fwd_stats; /* what it reports (shared memory); NULL = none */
 	int daemon_reported;           /* its early exit is already in the error sentence */
 	char ip[PATH_MAX], tc[PATH_MAX], nft[PATH_MAX], daemon[PATH_MAX];
 	char server_host[INET6_ADDRSTRLEN];
@@ -765,7 +766,13 @@ static int lab_tun(struct lab *lab, char *err, size_t errlen)
 	snprintf(nspath, sizeof(nspath), "%s/%s", LAB_NETNS_DIR, lab->ns[LAB_ROUTER]);
 	log_debug("lab: starting the userspace bottleneck (%s) in %s", t->qdisc,
 		  lab->ns[LAB_ROUTER]);
-	pid = tunfwd_start(nspath, &fc, err, errlen);
+	lab->fwd_stats = tunfwd_stats_map();
+	if (lab->fwd_stats == NULL) {
+		lab_err(err, errlen, "cannot map the userspace bottleneck's statistics: %s.",
+			strerror(errno));
+		return -1;
+	}
+	pid = tunfwd_start(nspath, &fc, lab->fwd_stats, err, errlen);
 	if (pid == -1)
 		return -1;
 	lab->fwd_pid = pid;
@@ -1202,6 +1209,51 @@ void lab_get_truth(const struct lab *lab, struct lab_truth *truth)
 	*truth = lab->truth;
 }
 
+static void lab_bneck_counts(const struct tunfwd_dir_stats *d, struct lab_bneck_counts *out)
+{
+	struct bneck_counts c;
+
+	tunfwd_stats_counts(d, &c);
+	*out = (struct lab_bneck_counts){ c.in, c.out, c.tail_drops, c.aqm_drops, c.marks,
+					  c.line_drops };
+}
+
+/* Floors over CoDel's interval, like the probes' floor (analysis.c), for every qdisc. */
+static void lab_sojourn_dir(const struct sojlog *l, int64_t from, int64_t to,
+			    struct lab_sojourn_dir *out)
+{
+	struct sojlog_summary s;
+
+	if (sojlog_summarize(l, (uint64_t)from, (uint64_t)to, CODEL_INTERVAL_NS, &s) == -1)
+		log_warnx("lab: out of memory summarising the bottleneck's sojourn times");
+	*out = (struct lab_sojourn_dir){ s.samples, s.p50_ms, s.p95_ms, s.p99_ms, s.max_ms,
+					 s.floor_ms };
+}
+
+void lab_get_bneck(const struct lab *lab, struct test_result *res)
+{
+	struct lab_truth *t = &res->truth;
+
+	if (lab->fwd_stats == NULL)
+		return;
+	t->has_bneck = 1;
+	lab_bneck_counts(&lab->fwd_stats->down, &t->down_bneck);
+	lab_bneck_counts(&lab->fwd_stats->up, &t->up_bneck);
+	t->nsojourn = 0;
+	for (int i = 0; i < res->nphases && t->nsojourn < PHASE_KINDS; i++) {
+		const struct phase_result *ph = &res->phases[i];
+		struct lab_sojourn *s = &t->sojourn[t->nsojourn];
+		int64_t from = result_window_start(ph);
+
+		if (ph->kind == PHASE_IDLE || from < 0 || ph->end_ns <= from)
+			continue;
+		s->phase = ph->kind;
+		lab_sojourn_dir(&lab->fwd_stats->down.sojourns, from, ph->end_ns, &s->down);
+		lab_sojourn_dir(&lab->fwd_stats->up.sojourns, from, ph->end_ns, &s->up);
+		t->nsojourn++;
+	}
+}
+
 void lab_destroy(struct lab *lab)
 {
 	if (lab == NULL)
@@ -1213,6 +1265,8 @@ void lab_destroy(struct lab *lab)
 	/* Before the namespaces go: its devices die with it. */
 	tunfwd_stop(lab->fwd_pid);
 	lab->fwd_pid = 0;
+	tunfwd_stats_unmap(lab->fwd_stats);
+	lab->fwd_stats = NULL;
 	labweb_cleanup(&lab->web);
 	/* Deleting a namespace removes its veths and their qdiscs with it. */
 	for (int r = LAB_ROLES - 1; r >= 0; r--) {

@@ -53,6 +53,9 @@ int lab_enter_client(struct lab *lab, char *err, size_t errlen);
 /* Moves the calling thread back to the namespace it started in. */
 int lab_leave_client(struct lab *lab);
 void lab_get_truth(const struct lab *lab, struct lab_truth *truth);
+/* After lab_get_truth, with the userspace bottleneck: its counters, and per loaded phase of res
+ * its packets' sojourn percentiles over the phase's steady window (res->truth.sojourn). */
+void lab_get_bneck(const struct lab *lab, struct test_result *res);
 /* Stops the daemon and deletes every namespace the lab created; safe on partial set-up. */
 void lab_destroy(struct lab *lab);
 

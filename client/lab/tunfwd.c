@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -34,6 +35,7 @@ enum tunfwd_step { TUNFWD_OK, TUNFWD_NETNS, TUNFWD_SETNS, TUNFWD_PROC, TUNFWD_TU
 struct tunfwd_link {
 	int fd;
 	struct bneck b;
+	struct tunfwd_dir_stats *st;
 };
 
 static _Noreturn void tunfwd_fail(int statusfd, enum tunfwd_step step)
@@ -109,9 +111,23 @@ static uint64_t tunfwd_min(uint64_t a, uint64_t b)
 	return a < b ? a : b;
 }
 
+static void tunfwd_publish(const struct tunfwd_link *l)
+{
+	struct bneck_counts c;
+
+	bneck_counts(&l->b, &c);
+	atomic_store_explicit(&l->st->in, c.in, memory_order_relaxed);
+	atomic_store_explicit(&l->st->out, c.out, memory_order_relaxed);
+	atomic_store_explicit(&l->st->tail_drops, c.tail_drops, memory_order_relaxed);
+	atomic_store_explicit(&l->st->aqm_drops, c.aqm_drops, memory_order_relaxed);
+	atomic_store_explicit(&l->st->marks, c.marks, memory_order_relaxed);
+	atomic_store_explicit(&l->st->line_drops, c.line_drops, memory_order_relaxed);
+}
+
 static _Noreturn void tunfwd_loop(struct tunfwd_link l[TUNFWD_DIRS])
 {
 	struct pollfd pfd[TUNFWD_DIRS];
+	uint64_t published = 0;
 
 	for (int d = 0; d < TUNFWD_DIRS; d++)
 		pfd[d] = (struct pollfd){ .fd = l[d].fd, .events = POLLIN };
@@ -128,6 +144,12 @@ static _Noreturn void tunfwd_loop(struct tunfwd_link l[TUNFWD_DIRS])
 			next = tunfwd_min(next, bneck_next_release(&l[d].b));
 		}
 		now = (uint64_t)clock_mono_ns();
+		/* Not every pass: FQ-CoDel sums its counters over all its flows. */
+		if (now - published >= TUNFWD_PUBLISH_NS) {
+			for (int d = 0; d < TUNFWD_DIRS; d++)
+				tunfwd_publish(&l[d]);
+			published = now;
+		}
 		if (next != UINT64_MAX) {
 			uint64_t wait = next > now ? next - now : 0;
 
@@ -154,7 +176,7 @@ static void tunfwd_tune(void)
 
 /* The child: joins the router namespace, creates the devices, reports, then forwards. */
 static _Noreturn void tunfwd_child(const char *nspath, const struct tunfwd_config *cfg,
-				   int statusfd, pid_t parent)
+				   struct tunfwd_stats *st, int statusfd, pid_t parent)
 {
 	static const char *const names[TUNFWD_DIRS] = { TUNFWD_DEV_DOWN, TUNFWD_DEV_UP };
 	struct tunfwd_link l[TUNFWD_DIRS];
@@ -186,6 +208,10 @@ static _Noreturn void tunfwd_child(const char *nspath, const struct tunfwd_confi
 		errno = ENOMEM;
 		tunfwd_fail(statusfd, TUNFWD_NOMEM);
 	}
+	l[TUNFWD_DOWN].st = &st->down;
+	l[TUNFWD_UP].st = &st->up;
+	for (int d = 0; d < TUNFWD_DIRS; d++)
+		l[d].b.sojourns = &l[d].st->sojourns;
 	tunfwd_tune();
 	close(statusfd);
 	tunfwd_loop(l);
@@ -234,8 +260,40 @@ static void tunfwd_reap(pid_t pid)
 	}
 }
 
-pid_t tunfwd_start(const char *nspath, const struct tunfwd_config *cfg, char *err,
-		   size_t errlen)
+struct tunfwd_stats *tunfwd_stats_map(void)
+{
+	uint64_t now = (uint64_t)clock_mono_ns();
+	struct tunfwd_stats *st = mmap(NULL, sizeof(*st), PROT_READ | PROT_WRITE,
+				       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+
+	if (st == MAP_FAILED)
+		return NULL;
+	/* Anonymous pages come zeroed: only the logs' time 0 is set. */
+	sojlog_init(&st->down.sojourns, now);
+	sojlog_init(&st->up.sojourns, now);
+	return st;
+}
+
+void tunfwd_stats_unmap(struct tunfwd_stats *st)
+{
+	if (st != NULL && munmap(st, sizeof(*st)) == -1)
+		log_warn("cannot unmap the lab bottleneck's statistics");
+}
+
+void tunfwd_stats_counts(const struct tunfwd_dir_stats *d, struct bneck_counts *out)
+{
+	*out = (struct bneck_counts){
+		.in = atomic_load_explicit(&d->in, memory_order_relaxed),
+		.out = atomic_load_explicit(&d->out, memory_order_relaxed),
+		.tail_drops = atomic_load_explicit(&d->tail_drops, memory_order_relaxed),
+		.aqm_drops = atomic_load_explicit(&d->aqm_drops, memory_order_relaxed),
+		.marks = atomic_load_explicit(&d->marks, memory_order_relaxed),
+		.line_drops = atomic_load_explicit(&d->line_drops, memory_order_relaxed),
+	};
+}
+
+pid_t tunfwd_start(const char *nspath, const struct tunfwd_config *cfg, struct tunfwd_stats *st,
+		   char *err, size_t errlen)
 {
 	pid_t parent = getpid(), pid;
 	int pipefd[2], rc;
@@ -255,7 +313,7 @@ pid_t tunfwd_start(const char *nspath, const struct tunfwd_config *cfg, char *er
 	}
 	if (pid == 0) {
 		close(pipefd[0]);
-		tunfwd_child(nspath, cfg, pipefd[1], parent);
+		tunfwd_child(nspath, cfg, st, pipefd[1], parent);
 	}
 	close(pipefd[1]);
 	rc = tunfwd_read_report(pipefd[0], err, errlen);

@@ -19,11 +19,33 @@ struct tunfwd_config {
 	struct bneck_params down, up;
 };
 
+/* What the forwarder reports while it runs, through memory it shares with its parent: per
+ * direction (down, up) its counters, republished every TUNFWD_PUBLISH_NS, and every packet's
+ * sojourn (sojlog.h). Written only by the forwarder; read by lab.c. */
+#define TUNFWD_PUBLISH_NS (20 * 1000000ull)
+
+struct tunfwd_dir_stats {
+	_Atomic uint64_t in, out, tail_drops, aqm_drops, marks, line_drops;
+	struct sojlog sojourns;
+};
+
+struct tunfwd_stats {
+	struct tunfwd_dir_stats down, up;
+};
+
+/* A zeroed shared mapping for the forwarder's stats (its logs start at now), or NULL with
+ * errno; release it with tunfwd_stats_unmap once the forwarder has stopped. */
+struct tunfwd_stats *tunfwd_stats_map(void);
+void tunfwd_stats_unmap(struct tunfwd_stats *st);
+
+/* Reads one direction's counters (the last published ones). */
+void tunfwd_stats_counts(const struct tunfwd_dir_stats *d, struct bneck_counts *out);
+
 /* Forks the forwarder into the network namespace at nspath (a /run/netns path) and returns its
  * pid once both devices exist (still down: the caller brings them up and routes into them), or
- * -1 with one sentence in err. The forwarder dies with its parent (parent-death signal). */
-pid_t tunfwd_start(const char *nspath, const struct tunfwd_config *cfg, char *err,
-		   size_t errlen);
+ * -1 with one sentence in err. It reports into st (from tunfwd_stats_map). The forwarder dies with its parent (parent-death signal). */
+pid_t tunfwd_start(const char *nspath, const struct tunfwd_config *cfg, struct tunfwd_stats *st,
+		   char *err, size_t errlen);
 
 /* SIGTERM, up to 2 s of grace, then SIGKILL; always reaps. Its devices go with it. */
 void tunfwd_stop(pid_t pid);

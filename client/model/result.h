@@ -40,6 +40,23 @@ struct lab_truth {
 		double value;
 	} params[LAB_QDISC_PARAMS];
 	int nparams;
+	/* The userspace bottleneck's own account (has_bneck: not tbf), per direction: packets in
+	 * and out, drops by cause, CE marks; and per loaded phase, over the same steady window as
+	 * the probes' figures, the sojourn (arrival at the bottleneck to departure onto the link)
+	 * of every packet that left it. */
+	int has_bneck;
+	struct lab_bneck_counts {
+		uint64_t packets_in, packets_out, tail_drops, aqm_drops, ce_marks, line_drops;
+	} down_bneck, up_bneck;
+	struct lab_sojourn {
+		enum phase_kind phase;
+		struct lab_sojourn_dir {
+			uint64_t samples;
+			double p50_ms, p95_ms, p99_ms, max_ms; /* NAN without samples */
+			double floor_ms; /* median of each 100 ms's smallest (CoDel's interval) */
+		} down, up;
+	} sojourn[PHASE_KINDS];
+	int nsojourn;
 };
 
 /* One TCP_INFO reading of one load flow (client side: for download flows the client only

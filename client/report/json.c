@@ -514,6 +514,53 @@ static json_object *json_lab_params(struct jb *b, const struct lab_truth *t)
 	return o;
 }
 
+/* The userspace bottleneck's counters for one direction. */
+static json_object *json_lab_bneck_dir(struct jb *b, const struct lab_bneck_counts *c)
+{
+	json_object *o = jb_obj(b);
+
+	jb_add(b, o, "packets_in", jb_int(b, (int64_t)c->packets_in));
+	jb_add(b, o, "packets_out", jb_int(b, (int64_t)c->packets_out));
+	jb_add(b, o, "tail_drops", jb_int(b, (int64_t)c->tail_drops));
+	jb_add(b, o, "aqm_drops", jb_int(b, (int64_t)c->aqm_drops));
+	jb_add(b, o, "ce_marks", jb_int(b, (int64_t)c->ce_marks));
+	jb_add(b, o, "delay_line_drops", jb_int(b, (int64_t)c->line_drops));
+	return o;
+}
+
+static json_object *json_lab_sojourn_dir(struct jb *b, const struct lab_sojourn_dir *d)
+{
+	json_object *o = jb_obj(b);
+
+	jb_add(b, o, "samples", jb_int(b, (int64_t)d->samples));
+	jb_add(b, o, "p50_ms", jb_num(b, d->p50_ms, DEC_MS));
+	jb_add(b, o, "p95_ms", jb_num(b, d->p95_ms, DEC_MS));
+	jb_add(b, o, "p99_ms", jb_num(b, d->p99_ms, DEC_MS));
+	jb_add(b, o, "max_ms", jb_num(b, d->max_ms, DEC_MS));
+	jb_add(b, o, "floor_ms", jb_num(b, d->floor_ms, DEC_MS));
+	return o;
+}
+
+/* The userspace bottleneck's own account: counters per direction and, per loaded phase, the
+ * sojourn of the packets that left it in the phase's steady window. */
+static void json_lab_bneck(struct jb *b, json_object *truth, const struct lab_truth *t)
+{
+	json_object *soj = jb_arr(b);
+
+	jb_add(b, truth, "bottleneck",
+	       jb_pair(b, "down", json_lab_bneck_dir(b, &t->down_bneck), "up",
+		       json_lab_bneck_dir(b, &t->up_bneck)));
+	for (int i = 0; i < t->nsojourn; i++) {
+		json_object *e = jb_obj(b);
+
+		jb_add(b, e, "phase", jb_str(b, phase_name(t->sojourn[i].phase)));
+		jb_add(b, e, "down", json_lab_sojourn_dir(b, &t->sojourn[i].down));
+		jb_add(b, e, "up", json_lab_sojourn_dir(b, &t->sojourn[i].up));
+		jb_push(b, soj, e);
+	}
+	jb_add(b, truth, "sojourn", soj);
+}
+
 static json_object *json_lab(struct jb *b, const struct test_result *r)
 {
 	const struct lab_truth *t = &r->truth;
@@ -534,6 +581,8 @@ static json_object *json_lab(struct jb *b, const struct test_result *r)
 	jb_add(b, truth, "ecn_mark", jb_bool(b, t->ecn_mark));
 	jb_add(b, truth, "delay_ms", jb_num(b, t->delay_ms, DEC_MS));
 	jb_add(b, truth, "qdisc_params", json_lab_params(b, t));
+	if (t->has_bneck)
+		json_lab_bneck(b, truth, t);
 	jb_add(b, o, "truth", truth);
 	jb_add(b, o, "error_pct",
 	      jb_pair(b, "buffer_down_ms",

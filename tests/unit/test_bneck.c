@@ -1,6 +1,7 @@
 /* Unit tests for client/lab/bneck.c, the userspace bottleneck of one direction, in simulated
  * time against its configuration: a FIFO overloaded at twice its rate delivers the rate (within
- * 0.5 %) and holds its packets limit / rate (within one packet's time); a packet on an idle link
+ * 0.5 %) and holds its packets limit / rate (within one packet's time), as its sojourn log
+ * and counters also say; a packet on an idle link
  * leaves exactly the configured delay after it arrived, never earlier, and under load waits
  * queue plus delay; CoDel, overloaded, drops at the head and keeps the queue well below its
  * limit; every qdisc passes traffic below the rate untouched. */
@@ -93,12 +94,29 @@ static void test_fifo_rate_and_buffer(void **state)
 {
 	struct bneck_params prm = params(BNECK_FIFO, 20000000, 100, 0);
 	struct bneck b;
+	struct bneck_counts c;
+	struct sojlog_summary soj;
+	struct sojlog *log = calloc(1, sizeof(*log));
 	struct sim s;
 	double bps, pkt_ns = (double)PKT * 8 * SEC / 20000000;
 
 	(void)state;
+	assert_non_null(log);
+	sojlog_init(log, 0);
 	assert_int_equal(bneck_init(&b, &prm, 0), 0);
+	b.sojourns = log;
 	s = simulate(&b, 40000000, 1 * SEC, 3 * SEC);
+	/* The bottleneck's own account of each packet's wait agrees: limit / rate, to a packet
+	 * (and the log's 1 µs resolution); its counters add up. */
+	assert_int_equal(sojlog_summarize(log, 1 * SEC, 3 * SEC, 100 * MS, &soj), 0);
+	assert_true(soj.samples > 3000);
+	assert_true(soj.p50_ms > 100 - pkt_ns / 1e6 - 0.001 && soj.max_ms < 100 + pkt_ns / 1e6);
+	assert_true(soj.floor_ms > 100 - pkt_ns / 1e6 - 0.001);
+	bneck_counts(&b, &c);
+	assert_int_equal(c.in, s.sent);
+	assert_int_equal(c.in, c.out + c.tail_drops + b.q.count);
+	assert_int_equal(c.aqm_drops + c.marks + c.line_drops, 0);
+	free(log);
 	bps = (double)s.delivered * 8 / 2;
 	assert_true(bps > 20000000 * 0.995 && bps < 20000000 * 1.005);
 	/* Full queue: a packet waits limit / rate = 100 ms, give or take one packet. */

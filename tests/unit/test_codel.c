@@ -1,6 +1,8 @@
 /* Unit tests for client/lab/codel.c against RFC 8289: no drops while sojourn < target; the
  * first drop once sojourn has stayed >= target for an interval; drop spacing shrinking as
- * interval/sqrt(count); CE marks instead of drops for ECT packets with ECN on. */
+ * interval/sqrt(count); CE marks instead of drops for ECT packets with ECN on; re-entering
+ * the dropping state resumes the last episode's drop count when it ended recently (within 16
+ * intervals, measured as a signed time, so a drop_next still ahead counts as recent). */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -151,6 +153,46 @@ static void test_ecn_marks(void **state)
 	assert_int_equal(r.ce_sent, 0);
 }
 
+/* Enters the dropping state at now with a standing queue, after an episode of 8 drops
+ * (count 10, lastcount 2) whose next drop was scheduled at drop_next; returns the new count. */
+static uint32_t codel_reenter(uint64_t now, uint64_t drop_next)
+{
+	struct codel c;
+	struct fifoq q;
+	struct lab_pkt *p;
+	uint32_t count;
+
+	codel_init(&c, CODEL_TARGET_NS, CODEL_INTERVAL_NS, 0);
+	c.count = 10;
+	c.lastcount = 2;
+	c.drop_next = drop_next;
+	c.first_above_time = now - MS; /* above target for an interval already */
+	assert_int_equal(fifoq_init(&q, 8, 1 << 20), 0);
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(fifoq_push(&q, lab_new4(1500, 0, 1), now - 50 * MS), 0);
+	p = codel_dequeue(&c, &q, now);
+	assert_non_null(p);
+	free(p);
+	assert_int_equal(c.dropping, 1);
+	assert_int_equal(c.drops, 1);
+	count = c.count;
+	fifoq_free(&q);
+	return count;
+}
+
+static void test_reentry_count(void **state)
+{
+	uint64_t now = 10000 * MS;
+
+	(void)state;
+	/* RFC 8289 section 5.5: the last episode's 8 drops are the starting point... */
+	assert_int_equal(codel_reenter(now, now - 10 * CODEL_INTERVAL_NS), 8);
+	/* ...unless it ended 16 intervals ago or more. */
+	assert_int_equal(codel_reenter(now, now - 16 * CODEL_INTERVAL_NS), 1);
+	/* A drop_next still ahead of now is recent (Linux: a signed comparison). */
+	assert_int_equal(codel_reenter(now, now + 20 * MS), 8);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -158,6 +200,7 @@ int main(void)
 		cmocka_unit_test(test_first_drop_after_interval),
 		cmocka_unit_test(test_drop_spacing),
 		cmocka_unit_test(test_ecn_marks),
+		cmocka_unit_test(test_reentry_count),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
