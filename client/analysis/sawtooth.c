@@ -63,7 +63,7 @@ static double saw_second_highest(const double *q, const struct saw_span *s)
 static double saw_level(const int64_t *t, const double *q, size_t n, size_t i,
 			struct saw_span w[3], double *scratch)
 {
-	double p;
+	double p, before;
 
 	saw_span(t, n, t[i] - SAW_PRE_NS, t[i] + SAW_AHEAD_NS, &w[0]);
 	saw_span(t, n, t[i] - SAW_PRE_NS, t[i] + 1, &w[1]);
@@ -74,9 +74,13 @@ static double saw_level(const int64_t *t, const double *q, size_t n, size_t i,
 	p = saw_second_highest(q, &w[0]);
 	if (!(p > 0))
 		return NAN;
-	if (saw_median(q, &w[2], scratch) > p * (1 - SAW_FALL))
+	/* The fall is measured from where the queue stood, not from P: many flows keep a queue
+	 * swinging a few percent around its level, and a stall's P above it made such a swing
+	 * look like a back-off (lab: 52.0 ms read for a 50 ms buffer under 16 flows). */
+	before = saw_median(q, &w[1], scratch);
+	if (before < p * SAW_NEAR)
 		return NAN;
-	if (saw_median(q, &w[1], scratch) < p * SAW_NEAR)
+	if (saw_median(q, &w[2], scratch) > before * (1 - SAW_FALL))
 		return NAN;
 	return p;
 }

@@ -20,8 +20,8 @@ struct sawtooth_peaks {
 /* Finds the back-offs in a time-ordered series of queueing delays q (ms) at times t (ns,
  * monotonic, non-decreasing). A back-off is a moment where the queue had stood near a level P
  * for the window before it (median ≥ 0.9 P; P is the second-highest sample around the moment,
- * so one delayed probe is not a level) and then stands at least 10 % lower a quarter to two
- * thirds of a second later. Such moments less than 0.5 s apart are one back-off. */
+ * so one delayed probe is not a level) and then stands at least 10 % below that median a
+ * quarter to two thirds of a second later. Such moments less than 0.5 s apart are one back-off. */
 void sawtooth_peaks(const int64_t *t, const double *q, size_t n, struct sawtooth_peaks *out);
 
 #endif

@@ -109,9 +109,14 @@ buffer_case() {
 		contains "buffer $dir 95 % interval (ms)" "$(jq -c ".buffer.$dir.ci95_ms" "$r")" "$want_ms"
 		return
 	fi
-	if [ "$lb" != true ] || [ "$reason" != "${expect#bound:}" ]; then
+	# bound:* takes any reason (random loss is classified from the loss pattern, which may read
+	# "mixed"; the estimate is then a bound for "unstable" or another cause, still with its reason).
+	if [ "$lb" != true ] || [ "$reason" = null ] ||
+		{ [ "${expect#bound:}" != "*" ] && [ "$reason" != "${expect#bound:}" ]; }; then
 		echo "FAIL $name: buffer $dir: expected a lower bound for '${expect#bound:}', got lower_bound=$lb reason=$reason"
 		fail=1
+	else
+		echo "$name: buffer $dir is a lower bound ($reason)"
 	fi
 	at_most "buffer $dir lower bound (ms)" "$(jq ".buffer.$dir.ms" "$r")" "$want_ms"
 	at_most "buffer $dir lower bound (bytes)" "$(jq ".buffer.$dir.bytes" "$r")" "$want_b"
@@ -174,5 +179,8 @@ if jq -e '.config.flows_auto' "$r" > /dev/null; then
 fi
 leftover=$(ip netns list | grep -c "^bm$pid-" || true)
 [ "$leftover" -eq 0 ] || { echo "FAIL $name: namespaces left behind"; fail=1; }
+if [ "$fail" -ne 0 ] || [ "$accuracy_fail" -ne 0 ]; then # keep the report to look into
+	cp "$r" "${LAB_KEEP_DIR:-/tmp}/lab-$name.json" && echo "report kept: ${LAB_KEEP_DIR:-/tmp}/lab-$name.json"
+fi
 steal_verdict "$name" "$fail" "$accuracy_fail" "$steal" || exit 1
 echo "PASS $name"
