@@ -408,6 +408,23 @@ static void test_buffer_ci_slow_sawtooth(void **state)
 	free(p);
 }
 
+/* A slow sawtooth that reached its top in one second only (the later back-offs 0.8 ms lower):
+ * that second is no stall (less than two packets above the next), so the interval's upper end
+ * starts from it. */
+static void test_buffer_ci_one_top_visit(void **state)
+{
+	struct probe_rec *p = slow_sawtooth_probes();
+	struct buffer_estimate b;
+
+	for (int i = 0; i < BUF_N; i++)
+		if ((int64_t)i * STEP >= 5 * SEC)
+			p[i].rtt_ns -= 800000;
+	assert_int_equal(analysis_buffer(p, BUF_N, T0, T0 + 9 * SEC, &RTT20, 20e6, &b), 0);
+	assert_int_equal(b.peaks, 2);
+	assert_close(b.ci_high_ms, 100.0, 1e-9, "the one second at the top");
+	free(p);
+}
+
 /* A host stall raises one probe of one second to 250 ms: the maximum shows it, but the
  * interval's upper end ignores that one second (the second-highest second's maximum still
  * reaches the top); a second stalled second counts. */
@@ -920,6 +937,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_block_maxima),
 		cmocka_unit_test(test_buffer_ci_slow_sawtooth),
 		cmocka_unit_test(test_buffer_ci_one_stall),
+		cmocka_unit_test(test_buffer_ci_one_top_visit),
 		cmocka_unit_test(test_buffer_no_samples),
 		cmocka_unit_test(test_buffer_no_baseline),
 		cmocka_unit_test(test_loss_none),
