@@ -27,22 +27,9 @@
 #   lab_codel.sh BINDIR floor|median
 set -euo pipefail
 bindir=$1 kind=$2
-. "$(dirname "$0")/../lib/require.sh"
-need_root "network namespaces and TUN devices for the userspace bottleneck"
-need_cmd jq jq ip iproute2
-need_py_module /usr/bin/python3 jsonschema python3-jsonschema
-[ -c /dev/net/tun ] || { echo "FAIL: /dev/net/tun is missing (kernel module tun)"; exit 1; }
-. "$(dirname "$0")/steal.sh"
-out=$(mktemp -d)
-trap 'rm -rf "$out"' EXIT
-fail=0
-r=$out/report.json
-check() { if eval "$2"; then echo "ok   $1"; else echo "FAIL $1"; fail=1; fi; }
-accuracy() { if eval "$2"; then echo "ok   $1"; else accuracy_fail "$1"; fi; }
+. "$(dirname "$0")/tunlab.sh"
 # le V MAX: V is a number <= MAX (null is not).
 le() { awk -v v="$1" -v m="$2" 'BEGIN { exit !(v != "null" && v != "" && v <= m) }'; }
-# near A B TOL: both numbers, |A - B| <= TOL.
-near() { awk -v a="$1" -v b="$2" -v t="$3" 'BEGIN { exit !(a != "null" && b != "null" && a != "" && b != "" && a - b <= t && b - a <= t) }'; }
 
 target=5 pkt=0.6 # ms: CoDel's target (RFC 8289 section 4.4); 1500 bytes at 20 Mbit/s
 case $kind in

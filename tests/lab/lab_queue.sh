@@ -21,22 +21,9 @@
 #   lab_queue.sh BINDIR fifo|codel|fqcodel|pie|ecn|ecn-drops
 set -euo pipefail
 bindir=$1 kind=$2
-. "$(dirname "$0")/../lib/require.sh"
-need_root "network namespaces and TUN devices for the userspace bottleneck"
-need_cmd jq jq ip iproute2
-need_py_module /usr/bin/python3 jsonschema python3-jsonschema
-[ -c /dev/net/tun ] || { echo "FAIL: /dev/net/tun is missing (kernel module tun)"; exit 1; }
-. "$(dirname "$0")/steal.sh"
-out=$(mktemp -d)
-trap 'rm -rf "$out"' EXIT
-fail=0
-r=$out/report.json
-check() { if eval "$2"; then echo "ok   $1"; else echo "FAIL $1"; fail=1; fi; }
-accuracy() { if eval "$2"; then echo "ok   $1"; else accuracy_fail "$1"; fi; }
+. "$(dirname "$0")/tunlab.sh"
 # between V LO HI: V is a number within [LO, HI] (null is not).
 between() { awk -v v="$1" -v l="$2" -v h="$3" 'BEGIN { exit !(v != "null" && v != "" && v >= l && v <= h) }'; }
-# near A B TOL: both numbers, |A - B| <= TOL.
-near() { awk -v a="$1" -v b="$2" -v t="$3" 'BEGIN { exit !(a != "null" && b != "null" && a != "" && b != "" && a - b <= t && b - a <= t) }'; }
 
 qdisc=$kind extra=()
 case $kind in

@@ -13,18 +13,7 @@
 #   lab_tun.sh BINDIR fifo|codel|delay
 set -euo pipefail
 bindir=$1 kind=$2
-. "$(dirname "$0")/../lib/require.sh"
-need_root "network namespaces and TUN devices for the userspace bottleneck"
-need_cmd jq jq ip iproute2
-need_py_module /usr/bin/python3 jsonschema python3-jsonschema
-[ -c /dev/net/tun ] || { echo "FAIL: /dev/net/tun is missing (kernel module tun)"; exit 1; }
-. "$(dirname "$0")/steal.sh"
-out=$(mktemp -d)
-trap 'rm -rf "$out"' EXIT
-fail=0
-r=$out/report.json
-check() { if eval "$2"; then echo "ok   $1"; else echo "FAIL $1"; fail=1; fi; }
-accuracy() { if eval "$2"; then echo "ok   $1"; else accuracy_fail "$1"; fi; }
+. "$(dirname "$0")/tunlab.sh"
 # within GOT WANT TOL_PCT: whether GOT is within TOL_PCT % of WANT (a missing GOT is not).
 within() { awk -v g="$1" -v w="$2" -v t="$3" 'BEGIN { if (g == "null" || g == "") exit 1; e = (g - w) / w * 100; exit !(e <= t && e >= -t) }'; }
 
