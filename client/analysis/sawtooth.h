@@ -21,7 +21,8 @@ struct sawtooth_peaks {
  * monotonic, non-decreasing). A back-off is a moment where the queue had stood near a level P
  * for the window before it (median ≥ 0.9 P; P is the second-highest sample around the moment,
  * so one delayed probe is not a level) and then stands at least 10 % below that median a
- * quarter to two thirds of a second later. Such moments less than 0.5 s apart are one back-off. */
+ * quarter to two thirds of a second later. Such moments less than 0.5 s apart are one back-off;
+ * moments whose window the series' start cuts off are none. */
 void sawtooth_peaks(const int64_t *t, const double *q, size_t n, struct sawtooth_peaks *out);
 
 #endif

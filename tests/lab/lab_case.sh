@@ -190,6 +190,9 @@ leftover=$(ip netns list | grep -c "^bm$pid-" || true)
 [ "$leftover" -eq 0 ] || { echo "FAIL $name: namespaces left behind"; fail=1; }
 if [ "$fail" -ne 0 ] || [ "$accuracy_fail" -ne 0 ]; then # keep the report to look into
 	cp "$r" "${LAB_KEEP_DIR:-/tmp}/lab-$name.json" && echo "report kept: ${LAB_KEEP_DIR:-/tmp}/lab-$name.json"
+	# What each estimate rests on (CI shows only a part of the output; this is the part to see).
+	jq -c '.buffer | to_entries[] | {dir: .key} + (.value | {ms, q_p99_ms, q_max_ms, samples,
+		backoff_peaks, backoff_peak_ms, ci95_ms, lower_bound_reason})' "$r" || true
 fi
 steal_verdict "$name" "$fail" "$accuracy_fail" "$steal" || exit 1
 echo "PASS $name"

@@ -50,6 +50,15 @@ echo "     unprivileged lab: status $status, download buffer $ms ms (truth $trut
 [ "$status" = complete ] || bad "the run's status is not complete: $res"
 python3 -c "import sys; sys.exit(not abs(float(sys.argv[1]) - 100) <= 10)" "${ms:-nan}" 2> /dev/null ||
 	bad "the download buffer $ms ms is not within 10 % of 100 ms"
+if [ $fail -ne 0 ]; then
+	# What the estimate rests on, and the whole report for a later look (CI prints only a part).
+	python3 -c "import json,sys; b = json.load(open(sys.argv[1]))['buffer']['download']
+print('     estimate:', {k: b.get(k) for k in ('ms', 'q_p50_ms', 'q_p99_ms', 'q_max_ms', 'samples',
+      'backoff_peaks', 'backoff_peak_ms', 'ci95_ms', 'lower_bound_reason')})" "$work/r.json" 2> /dev/null
+	cp "$work/r.json" "${LAB_KEEP_DIR:-/tmp}/lab-unprivileged.json" 2> /dev/null &&
+		echo "     report kept: ${LAB_KEEP_DIR:-/tmp}/lab-unprivileged.json"
+	grep -v phase "$work/err" | tail -5
+fi
 
 # Refused: nobody in a user namespace of ours (ids 0-65535 mapped 1:1, written from outside as
 # an unprivileged process cannot) whose limit on user namespaces below it is 0.

@@ -120,6 +120,26 @@ static void test_stall_before_small_swing(void **state)
 	assert_int_equal(pk.n, 0);
 }
 
+/* The steady window opens on the last four probes a 15 ms router stall delayed (CI, IPv6 lab,
+ * 80 ms buffer: 94.4, 93.5, 93.2 and 88.9 ms, then the queue at its 79 ms top). The window
+ * before them is cut off by the series' start, so it holds only the stall: not a level the
+ * queue stood at (the old code read a 93.4 ms back-off and reported it). */
+static void test_stall_at_window_start(void **state)
+{
+	static const double stall[] = { 94.4, 93.5, 93.2, 88.9 };
+	struct series s;
+	struct sawtooth_peaks pk = { 99, 0, 0, 0 };
+
+	(void)state;
+	for (int i = 0; i < N; i++) {
+		s.t[i] = 6750 * MS + (int64_t)i * STEP;
+		s.q[i] = i < 4 ? stall[i] : 78.5 + (i * 7 % 5) * 0.25;
+	}
+	sawtooth_peaks(s.t, s.q, N, &pk);
+	assert_int_equal(pk.n, 0);
+	assert_true(isnan(pk.median));
+}
+
 /* A queue that falls only 5 %: no back-off. */
 static void test_shallow_dip(void **state)
 {
@@ -161,6 +181,7 @@ int main(void)
 		cmocka_unit_test(test_slow_sawtooth),   cmocka_unit_test(test_flat_full_queue),
 		cmocka_unit_test(test_lone_stall),      cmocka_unit_test(test_stall_at_top),
 		cmocka_unit_test(test_shallow_dip),     cmocka_unit_test(test_stall_before_small_swing),     cmocka_unit_test(test_sparse_and_empty),
+		cmocka_unit_test(test_stall_at_window_start),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
