@@ -221,14 +221,18 @@ static double probe_delay_ms(const struct probe_rec *p, const struct delay_ref *
 }
 
 size_t analysis_queue_samples(const struct probe_rec *p, size_t n, int64_t from, int64_t to,
-			      const struct delay_ref *ref, double *q)
+			      const struct delay_ref *ref, double *q, int64_t *t)
 {
 	size_t a, b, m = 0;
 
 	probe_range(p, n, from, to, &a, &b);
-	for (size_t i = a; i < b; i++)
-		if (p[i].received)
-			q[m++] = probe_delay_ms(&p[i], ref) - ref->base_ms;
+	for (size_t i = a; i < b; i++) {
+		if (!p[i].received)
+			continue;
+		if (t != NULL)
+			t[m] = p[i].send_ns;
+		q[m++] = probe_delay_ms(&p[i], ref) - ref->base_ms;
+	}
 	return m;
 }
 
@@ -287,8 +291,7 @@ static void analysis_buffer_ci(const double *mx, size_t nb, double ip_rate_bps,
 	if (bootstrap_percentile_ci(mx, nb, 1, ANALYSIS_BLOCK_MAX_QUANTILE, 400, 0.95,
 				    0x626c6f61746d6574ULL ^ nb, &lo, &hi) < 0)
 		return;
-	out->unstable = (hi - lo) / 2 > 0.2 * fabs(out->ms) &&
-			!(out->peaks_steady && out->ms == out->peak_ms);
+	out->unstable = (hi - lo) / 2 > 0.2 * fabs(out->ms) && !(out->peaks_steady && out->from_peaks);
 	hi = fmax(hi, fmax(top, out->ms)); /* the interval holds the point (back-off peaks) */
 	out->has_ci = 1;
 	out->ci_low_ms = lo < 0 ? 0 : lo;
@@ -297,30 +300,14 @@ static void analysis_buffer_ci(const double *mx, size_t nb, double ip_rate_bps,
 	out->ci_high_bytes = isnan(ip_rate_bps) ? NAN : out->ci_high_ms / 1000.0 * ip_rate_bps / 8.0;
 }
 
-/* The send times of the replies analysis_queue_samples takes, in the same order. */
-static size_t analysis_queue_times(const struct probe_rec *p, size_t n, int64_t from, int64_t to,
-				   int64_t *t)
-{
-	size_t a, b, m = 0;
-
-	probe_range(p, n, from, to, &a, &b);
-	for (size_t i = a; i < b; i++)
-		if (p[i].received)
-			t[m++] = p[i].send_ns;
-	return m;
-}
-
 /* The level the queue stood at before its senders' back-offs (sawtooth.h): where a slow
  * sawtooth leaves most seconds' maxima under the top, this is the top. */
-static void analysis_buffer_peaks(const struct probe_rec *p, size_t n, int64_t from, int64_t to,
-				  const double *q, size_t m, struct buffer_estimate *out)
+static void analysis_buffer_peaks(const int64_t *t, const double *q, size_t m,
+				  struct buffer_estimate *out)
 {
-	int64_t *t = malloc((m + 1) * sizeof(*t));
-	struct sawtooth_peaks pk = { 0, NAN, NAN, NAN };
+	struct sawtooth_peaks pk;
 
-	if (t != NULL && analysis_queue_times(p, n, from, to, t) == m)
-		sawtooth_peaks(t, q, m, &pk);
-	free(t);
+	sawtooth_peaks(t, q, m, &pk);
 	out->peak_ms = pk.median;
 	out->peaks = pk.n;
 	/* Back-offs at levels within ±20 % of their median: the top is steady, however far the
@@ -358,13 +345,14 @@ int analysis_buffer(const struct probe_rec *p, size_t n, int64_t from, int64_t t
 {
 	size_t m = 0, nb, block;
 	double *q = malloc(4 * (n + 1) * sizeof(*q)), *mx;
+	int64_t *t = malloc((n + 1) * sizeof(*t));
 
 	memset(out, 0, sizeof(*out));
 	out->method = buffer_method[ref->kind];
-	if (q == NULL || isnan(ref->base_ms))
+	if (q == NULL || t == NULL || isnan(ref->base_ms))
 		goto none;
 	mx = q + n + 1;
-	m = analysis_queue_samples(p, n, from, to, ref, q);
+	m = analysis_queue_samples(p, n, from, to, ref, q, t);
 	if (m == 0)
 		goto none;
 	/* Samples per second of the window: blocks of 1 s hold one or more sawtooth tops. */
@@ -372,11 +360,12 @@ int analysis_buffer(const struct probe_rec *p, size_t n, int64_t from, int64_t t
 	nb = analysis_block_maxima(q, m, block ? block : 1, mx);
 	if (nb == 0)
 		goto none;
-	analysis_buffer_peaks(p, n, from, to, q, m, out);
+	analysis_buffer_peaks(t, q, m, out);
 	stats_sort(mx, nb);
 	out->ms = stats_percentile_sorted(mx, nb, ANALYSIS_BLOCK_MAX_QUANTILE);
 	out->sustained_ms = analysis_sustained(q, m, block ? block : 1, mx + n + 1);
-	if (out->peak_ms > out->ms)
+	out->from_peaks = out->peak_ms > out->ms;
+	if (out->from_peaks)
 		out->ms = out->peak_ms;
 	analysis_buffer_ci(mx, nb, ip_rate_bps, out);
 	stats_sort(q, m);
@@ -389,9 +378,11 @@ int analysis_buffer(const struct probe_rec *p, size_t n, int64_t from, int64_t t
 	out->q_p99_ms = stats_percentile_sorted(q, m, 99);
 	out->bytes = isnan(ip_rate_bps) ? NAN : out->ms / 1000.0 * ip_rate_bps / 8.0;
 	free(q);
+	free(t);
 	return 0;
 none:
 	free(q);
+	free(t);
 	return -1;
 }
 
@@ -514,9 +505,11 @@ static void analysis_oneway(struct test_result *r)
 		struct delay_ref up = delay_ref_for(r, DELAY_UP), down = delay_ref_for(r, DELAY_DOWN);
 		size_t m;
 
-		m = analysis_queue_samples(r->probes, r->nprobes, result_window_start(ph), ph->end_ns, &up, q);
+		m = analysis_queue_samples(r->probes, r->nprobes, result_window_start(ph), ph->end_ns, &up, q,
+					   NULL);
 		(void)stats_summarize(q, m, &ph->q_up_ms);
-		m = analysis_queue_samples(r->probes, r->nprobes, result_window_start(ph), ph->end_ns, &down, q);
+		m = analysis_queue_samples(r->probes, r->nprobes, result_window_start(ph), ph->end_ns, &down, q,
+					   NULL);
 		(void)stats_summarize(q, m, &ph->q_down_ms);
 	}
 	free(q);
@@ -782,7 +775,7 @@ static double queue_floor_ms(const struct test_result *r, const struct phase_res
 
 	if (q != NULL && mins != NULL) {
 		size_t m = analysis_queue_samples(r->probes, r->nprobes, result_window_start(ph),
-						  ph->end_ns, &ref, q);
+						  ph->end_ns, &ref, q, NULL);
 		size_t k;
 		struct stats_summary s;
 
