@@ -3,6 +3,7 @@
 # empty BM_WEBPAGE_OUTPUTS with a warning when node/npm are missing or BM_WEBPAGE_BUILD is OFF.
 # `npm ci` runs in the build tree, never in the source tree, from the pinned package-lock.json.
 include_guard(GLOBAL)
+include(${CMAKE_CURRENT_LIST_DIR}/npmci.cmake)
 option(BM_WEBPAGE_BUILD "Build the browser test page (needs node and npm)" ON)
 
 set(BM_WEBPAGE_DIR ${CMAKE_BINARY_DIR}/webpage)
@@ -24,15 +25,7 @@ endif()
 
 set(_bm_page_npm ${CMAKE_BINARY_DIR}/webpage-npm)
 file(GLOB _bm_page_sources CONFIGURE_DEPENDS ${_bm_page_src}/src/*)
-add_custom_command(
-  OUTPUT ${_bm_page_npm}/node_modules/.package-lock.json
-  COMMAND ${CMAKE_COMMAND} -E make_directory ${_bm_page_npm}
-  COMMAND ${CMAKE_COMMAND} -E copy_if_different ${_bm_page_src}/package.json
-          ${_bm_page_src}/package-lock.json ${_bm_page_npm}
-  COMMAND ${BM_NPM} ci --no-audit --no-fund --loglevel=error --prefix ${_bm_page_npm}
-  DEPENDS ${_bm_page_src}/package.json ${_bm_page_src}/package-lock.json
-  COMMENT "npm ci for the browser test page (web/page)"
-  VERBATIM)
+bm_npm_ci(${_bm_page_src} ${_bm_page_npm} "the browser test page (web/page)" _bm_page_npm_stamp)
 set(BM_WEBPAGE_OUTPUTS ${BM_WEBPAGE_DIR}/index.html ${BM_WEBPAGE_DIR}/app.js
                        ${BM_WEBPAGE_DIR}/app.css)
 # build.mjs is copied next to node_modules so its imports (esbuild) resolve there.
@@ -40,7 +33,7 @@ add_custom_command(
   OUTPUT ${BM_WEBPAGE_OUTPUTS}
   COMMAND ${CMAKE_COMMAND} -E copy_if_different ${_bm_page_src}/build.mjs ${_bm_page_npm}
   COMMAND ${BM_NODE} ${_bm_page_npm}/build.mjs ${_bm_page_src}/src ${BM_WEBPAGE_DIR}
-  DEPENDS ${_bm_page_npm}/node_modules/.package-lock.json ${_bm_page_src}/build.mjs
+  DEPENDS ${_bm_page_npm_stamp} ${_bm_page_src}/build.mjs
           ${_bm_page_sources}
   COMMENT "bundling the browser test page into ${BM_WEBPAGE_DIR}"
   VERBATIM)

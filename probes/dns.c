@@ -15,6 +15,7 @@
 #include "common/log.h"
 #include "common/sock.h"
 #include "common/util.h"
+#include "probes/probebase.h"
 #include "probes/schedule.h"
 
 #define DNS_PROBE_MAX_SLOTS 4096
@@ -31,16 +32,15 @@ struct dns_pending {
 };
 
 struct dns_probe {
+	struct probe_base pb;        /* first: the runner's ops take the probe as its base */
 	struct dns_probe_config cfg;
 	struct probe_series *out;
-	struct event *send_ev, *recv_ev, *expire_ev;
+	struct event *recv_ev, *expire_ev;
 	int fd;
 	uint64_t seq;
-	struct probe_schedule sched;
 	uint64_t unreachable;        /* ICMP port/host unreachable reported on the socket */
 	struct dns_pending *slot;
 	size_t nslots;
-	int stopping;
 };
 
 static void dns_probe_send(struct dns_probe *p)
@@ -81,10 +81,10 @@ static void dns_probe_send_callback(evutil_socket_t fd, short what, void *arg)
 {
 	struct dns_probe *p = arg;
 
-	if (p->stopping)
+	if (p->pb.stopping)
 		return;
 	dns_probe_send(p);
-	if (schedule_rearm(&p->sched, p->send_ev) < 0)
+	if (schedule_rearm(&p->pb.sched, p->pb.send_ev) < 0)
 		log_warnx("cannot schedule the next DNS probe");
 }
 
@@ -189,15 +189,6 @@ static void dns_probe_expire_callback(evutil_socket_t fd, short what, void *arg)
 	}
 }
 
-static void dns_probe_stop_sending(void *arg)
-{
-	struct dns_probe *p = arg;
-
-	p->stopping = 1;
-	if (p->send_ev)
-		event_del(p->send_ev);
-}
-
 static void dns_probe_destroy(void *arg)
 {
 	struct dns_probe *p = arg;
@@ -210,12 +201,11 @@ static void dns_probe_destroy(void *arg)
 			series_note(p->out, "%llu ICMP unreachable errors came back for DNS queries "
 				    "(is a DNS server listening there?).",
 				    (unsigned long long)p->unreachable);
-		else if (p->sched.skipped && p->out->note[0] == '\0')
+		else if (p->pb.sched.skipped && p->out->note[0] == '\0')
 			series_note(p->out, "%llu DNS queries left late (the probe loop was stalled).",
-				    (unsigned long long)p->sched.skipped);
+				    (unsigned long long)p->pb.sched.skipped);
 	}
-	if (p->send_ev)
-		event_free(p->send_ev);
+	probe_base_free(&p->pb);
 	if (p->recv_ev)
 		event_free(p->recv_ev);
 	if (p->expire_ev)
@@ -226,16 +216,9 @@ static void dns_probe_destroy(void *arg)
 	free(p);
 }
 
-static void dns_probe_set_interval(void *arg, int64_t interval_ns)
-{
-	struct dns_probe *p = arg;
-
-	schedule_set_interval(&p->sched, interval_ns);
-}
-
 const struct probe_ops dns_probe_ops = {
-	.set_interval = dns_probe_set_interval,
-	.stop_sending = dns_probe_stop_sending,
+	.set_interval = probe_base_set_interval,
+	.stop_sending = probe_base_stop_sending,
 	.destroy = dns_probe_destroy,
 };
 
@@ -329,7 +312,7 @@ struct dns_probe *dns_probe_start(struct event_base *base, const struct dns_prob
 		goto fail;
 	}
 	p->cfg = *cfg;
-	p->sched.interval_ns = cfg->interval_ns;
+	p->pb.sched.interval_ns = cfg->interval_ns;
 	if (p->cfg.qtype == 0)
 		p->cfg.qtype = DNS_TYPE_A;
 	p->fd = -1;
@@ -342,12 +325,12 @@ struct dns_probe *dns_probe_start(struct event_base *base, const struct dns_prob
 	if (dns_probe_socket(p, err, errlen) < 0)
 		goto fail;
 	period = dns_probe_expire_period(cfg);
-	p->send_ev = evtimer_new(base, dns_probe_send_callback, p);
+	p->pb.send_ev = evtimer_new(base, dns_probe_send_callback, p);
 	p->recv_ev = event_new(base, p->fd, EV_READ | EV_PERSIST, dns_probe_recv_callback, p);
 	p->expire_ev = event_new(base, -1, EV_PERSIST, dns_probe_expire_callback, p);
-	if (p->send_ev == NULL || p->recv_ev == NULL || p->expire_ev == NULL ||
+	if (p->pb.send_ev == NULL || p->recv_ev == NULL || p->expire_ev == NULL ||
 	    event_add(p->recv_ev, NULL) < 0 || event_add(p->expire_ev, &period) < 0 ||
-	    event_add(p->send_ev, &now) < 0) {
+	    event_add(p->pb.send_ev, &now) < 0) {
 		snprintf(err, errlen, "cannot create the DNS probe's events");
 		goto fail;
 	}

@@ -16,6 +16,7 @@
 #include "common/util.h"
 #include "probes/icmp.h"
 #include "probes/icmperr.h"
+#include "probes/probebase.h"
 #include "probes/schedule.h"
 
 #define HOP_PAYLOAD 12       /* cookie and probe number: ours, when a router quotes it */
@@ -32,15 +33,14 @@ struct hop_slot {
 };
 
 struct hop_probe {
+	struct probe_base pb;   /* first: the runner's ops take the probe as its base */
 	struct hop_probe_config cfg;
 	struct hop_trace *out;
 	int fd, family;
 	int raw;        /* ICMP through a raw socket (root, no ping socket allowed) */
 	uint16_t id;    /* raw sockets: our echo identifier */
 	uint64_t cookie;
-	struct event *send_ev, *recv_ev;
-	struct probe_schedule sched;
-	int stopping;
+	struct event *recv_ev;
 	int64_t nsent;
 	int next_ttl, limit;
 	size_t expire_from[HOPPROBE_MAX_TTL];
@@ -113,7 +113,7 @@ static void hop_send(struct hop_probe *p)
 	i = series_push(ps, clock_mono_ns());
 	if (i < 0) {
 		log_warnx("hop probe: out of memory for samples; no more probes");
-		p->stopping = 1;
+		p->pb.stopping = 1;
 		return;
 	}
 	*s = (struct hop_slot){ .n = p->nsent, .ttl = ttl, .idx = i };
@@ -128,11 +128,11 @@ static void hop_send_callback(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
-	if (p->stopping)
+	if (p->pb.stopping)
 		return;
 	hop_send(p);
 	hop_expire(p, clock_mono_ns());
-	if (schedule_rearm(&p->sched, p->send_ev) < 0)
+	if (schedule_rearm(&p->pb.sched, p->pb.send_ev) < 0)
 		log_warnx("hop probe: cannot schedule the next probe");
 }
 
@@ -371,15 +371,6 @@ static void hop_recv_callback(evutil_socket_t fd, short what, void *arg)
 	}
 }
 
-static void hop_stop_sending(void *arg)
-{
-	struct hop_probe *p = arg;
-
-	p->stopping = 1;
-	if (p->send_ev)
-		event_del(p->send_ev);
-}
-
 static void hop_destroy(void *arg)
 {
 	struct hop_probe *p = arg;
@@ -388,8 +379,7 @@ static void hop_destroy(void *arg)
 		return;
 	for (int t = 0; t < HOPPROBE_MAX_TTL; t++)
 		series_close(&p->out->ttl[t]);
-	if (p->send_ev)
-		event_free(p->send_ev);
+	probe_base_free(&p->pb);
 	if (p->recv_ev)
 		event_free(p->recv_ev);
 	if (p->fd >= 0)
@@ -397,16 +387,9 @@ static void hop_destroy(void *arg)
 	free(p);
 }
 
-static void hop_set_interval(void *arg, int64_t interval_ns)
-{
-	struct hop_probe *p = arg;
-
-	schedule_set_interval(&p->sched, interval_ns);
-}
-
 const struct probe_ops hop_probe_ops = {
-	.set_interval = hop_set_interval,
-	.stop_sending = hop_stop_sending,
+	.set_interval = probe_base_set_interval,
+	.stop_sending = probe_base_stop_sending,
 	.destroy = hop_destroy,
 };
 
@@ -506,7 +489,7 @@ struct hop_probe *hop_probe_start(struct event_base *base, const struct hop_prob
 	p->cfg = *cfg;
 	p->next_ttl = 1;
 	p->limit = HOPPROBE_MAX_TTL;
-	p->sched.interval_ns = cfg->interval_ns;
+	p->pb.sched.interval_ns = cfg->interval_ns;
 	for (int k = 0; k < HOPPROBE_PORTS; k++)
 		p->slot[k].n = -1;
 	if (hop_check_config(&p->cfg, err, errlen) < 0)
@@ -523,10 +506,10 @@ struct hop_probe *hop_probe_start(struct event_base *base, const struct hop_prob
 			 strerror(errno));
 		goto fail;
 	}
-	p->send_ev = evtimer_new(base, hop_send_callback, p);
+	p->pb.send_ev = evtimer_new(base, hop_send_callback, p);
 	p->recv_ev = event_new(base, p->fd, EV_READ | EV_PERSIST, hop_recv_callback, p);
-	if (p->send_ev == NULL || p->recv_ev == NULL || event_add(p->recv_ev, NULL) < 0 ||
-	    evtimer_add(p->send_ev, &now) < 0) {
+	if (p->pb.send_ev == NULL || p->recv_ev == NULL || event_add(p->recv_ev, NULL) < 0 ||
+	    evtimer_add(p->pb.send_ev, &now) < 0) {
 		snprintf(err, errlen, "cannot create the per-hop probe's events");
 		goto fail;
 	}

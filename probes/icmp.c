@@ -19,6 +19,7 @@
 #include "common/log.h"
 #include "common/sock.h"
 #include "common/util.h"
+#include "probes/probebase.h"
 #include "probes/schedule.h"
 
 #define ICMP_IPV4_MIN 20
@@ -28,17 +29,16 @@
 #define ICMP_CTL_MAX 256    /* extended error, offender address and timestamp */
 
 struct icmp_probe {
+	struct probe_base pb;         /* first: the runner's ops take the probe as its base */
 	struct icmp_probe_config cfg; /* target normalized: plain IPv4 or IPv6, port 0 */
 	struct probe_series *out;
-	struct event *send_ev, *recv_ev;
+	struct event *recv_ev;
 	int fd;
 	int family;
 	int raw;             /* raw socket (else ping socket) */
 	uint16_t id;         /* raw sockets: ours; ping sockets get theirs from the kernel */
 	uint64_t cookie;
-	struct probe_schedule sched;
 	size_t expire_from;  /* samples before this one are no longer pending */
-	int stopping;
 	uint8_t pkt[ICMP_HDR_LEN + ICMP_PAYLOAD_MAX];
 };
 
@@ -222,7 +222,7 @@ static void icmp_send(struct icmp_probe *p)
 
 	if (i < 0) {
 		log_warnx("icmp probe: out of memory for samples; no more echoes");
-		p->stopping = 1;
+		p->pb.stopping = 1;
 		return;
 	}
 	if (sendto(p->fd, p->pkt, len, 0, (const struct sockaddr *)&p->cfg.target,
@@ -235,11 +235,11 @@ static void icmp_send_callback(evutil_socket_t fd, short what, void *arg)
 {
 	struct icmp_probe *p = arg;
 
-	if (p->stopping)
+	if (p->pb.stopping)
 		return;
 	icmp_send(p);
 	icmp_expire(p, clock_mono_ns());
-	if (schedule_rearm(&p->sched, p->send_ev) < 0)
+	if (schedule_rearm(&p->pb.sched, p->pb.send_ev) < 0)
 		log_warnx("icmp probe: cannot schedule the next echo");
 }
 
@@ -416,15 +416,6 @@ static void icmp_recv_callback(evutil_socket_t fd, short what, void *arg)
 	}
 }
 
-static void icmp_stop_sending(void *arg)
-{
-	struct icmp_probe *p = arg;
-
-	p->stopping = 1;
-	if (p->send_ev)
-		event_del(p->send_ev);
-}
-
 static void icmp_destroy(void *arg)
 {
 	struct icmp_probe *p = arg;
@@ -432,11 +423,10 @@ static void icmp_destroy(void *arg)
 	if (p == NULL)
 		return;
 	series_close(p->out);
-	if (p->sched.skipped)
+	if (p->pb.sched.skipped)
 		log_debug("icmp probe: %llu send slots skipped after stalls",
-			  (unsigned long long)p->sched.skipped);
-	if (p->send_ev)
-		event_free(p->send_ev);
+			  (unsigned long long)p->pb.sched.skipped);
+	probe_base_free(&p->pb);
 	if (p->recv_ev)
 		event_free(p->recv_ev);
 	if (p->fd >= 0)
@@ -444,16 +434,9 @@ static void icmp_destroy(void *arg)
 	free(p);
 }
 
-static void icmp_set_interval(void *arg, int64_t interval_ns)
-{
-	struct icmp_probe *p = arg;
-
-	schedule_set_interval(&p->sched, interval_ns);
-}
-
 const struct probe_ops icmp_probe_ops = {
-	.set_interval = icmp_set_interval,
-	.stop_sending = icmp_stop_sending,
+	.set_interval = probe_base_set_interval,
+	.stop_sending = probe_base_stop_sending,
 	.destroy = icmp_destroy,
 };
 
@@ -596,10 +579,10 @@ static int icmp_setup_events(struct icmp_probe *p, struct event_base *base)
 {
 	struct timeval now = { 0, 0 };
 
-	p->send_ev = evtimer_new(base, icmp_send_callback, p);
+	p->pb.send_ev = evtimer_new(base, icmp_send_callback, p);
 	p->recv_ev = event_new(base, p->fd, EV_READ | EV_PERSIST, icmp_recv_callback, p);
-	if (p->send_ev == NULL || p->recv_ev == NULL || event_add(p->recv_ev, NULL) < 0 ||
-	    evtimer_add(p->send_ev, &now) < 0)
+	if (p->pb.send_ev == NULL || p->recv_ev == NULL || event_add(p->recv_ev, NULL) < 0 ||
+	    evtimer_add(p->pb.send_ev, &now) < 0)
 		return -1;
 	return 0;
 }
@@ -616,7 +599,7 @@ struct icmp_probe *icmp_probe_start(struct event_base *base, const struct icmp_p
 	p->fd = -1;
 	p->out = out;
 	p->cfg = *cfg;
-	p->sched.interval_ns = cfg->interval_ns;
+	p->pb.sched.interval_ns = cfg->interval_ns;
 	if (icmp_check_config(&p->cfg, err, errlen) < 0)
 		goto fail;
 	p->family = p->cfg.target.ss_family;

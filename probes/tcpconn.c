@@ -13,6 +13,7 @@
 #include "common/clock.h"
 #include "common/log.h"
 #include "common/sock.h"
+#include "probes/probebase.h"
 #include "probes/schedule.h"
 
 enum conn_state { CONN_FREE = 0, CONN_CONNECTING, CONN_WAITING };
@@ -31,18 +32,16 @@ struct tcpconn_conn {
 };
 
 struct tcpconn_probe {
+	struct probe_base pb;      /* first: the runner's ops take the probe as its base */
 	struct tcpconn_probe_config cfg;
 	struct event_base *base;
 	struct probe_series *out;
-	struct event *send_ev;
 	struct tcpconn_conn *conn; /* cfg.max_outstanding slots */
 	uint32_t next_seq;
-	struct probe_schedule sched;
 	uint64_t attempts;         /* schedule slots that wanted a connection */
 	uint64_t skipped_busy;     /* ... but every slot was still open */
 	uint64_t local_fail;       /* ... but no socket could be opened here */
 	int dscp_warned;
-	int stopping;
 };
 
 static void tcpconn_conn_callback(evutil_socket_t fd, short what, void *arg);
@@ -237,10 +236,10 @@ static void tcpconn_send_callback(evutil_socket_t fd, short what, void *arg)
 {
 	struct tcpconn_probe *p = arg;
 
-	if (p->stopping)
+	if (p->pb.stopping)
 		return;
 	tcpconn_launch(p);
-	if (schedule_rearm(&p->sched, p->send_ev) < 0)
+	if (schedule_rearm(&p->pb.sched, p->pb.send_ev) < 0)
 		log_warnx("cannot schedule the next connect probe");
 }
 
@@ -249,8 +248,7 @@ static void tcpconn_stop_sending(void *arg)
 {
 	struct tcpconn_probe *p = arg;
 
-	p->stopping = 1;
-	event_del(p->send_ev);
+	probe_base_stop(&p->pb);
 	if (p->skipped_busy > 0)
 		series_note(p->out, "%llu of %llu connection probes were not started because %d "
 			    "connections were still waiting for an answer",
@@ -277,21 +275,13 @@ static void tcpconn_destroy(void *arg)
 		if (c->ev)
 			event_free(c->ev);
 	}
-	if (p->send_ev)
-		event_free(p->send_ev);
+	probe_base_free(&p->pb);
 	free(p->conn);
 	free(p);
 }
 
-static void tcpconn_set_interval(void *arg, int64_t interval_ns)
-{
-	struct tcpconn_probe *p = arg;
-
-	schedule_set_interval(&p->sched, interval_ns);
-}
-
 const struct probe_ops tcpconn_probe_ops = {
-	.set_interval = tcpconn_set_interval,
+	.set_interval = probe_base_set_interval,
 	.stop_sending = tcpconn_stop_sending,
 	.destroy = tcpconn_destroy,
 };
@@ -323,8 +313,8 @@ static int tcpconn_config(struct tcpconn_probe_config *cfg, char *err, size_t er
 static int tcpconn_alloc(struct tcpconn_probe *p)
 {
 	p->conn = calloc((size_t)p->cfg.max_outstanding, sizeof(*p->conn));
-	p->send_ev = evtimer_new(p->base, tcpconn_send_callback, p);
-	if (p->conn == NULL || p->send_ev == NULL)
+	p->pb.send_ev = evtimer_new(p->base, tcpconn_send_callback, p);
+	if (p->conn == NULL || p->pb.send_ev == NULL)
 		return -1;
 	for (int i = 0; i < p->cfg.max_outstanding; i++) {
 		p->conn[i].p = p;
@@ -354,12 +344,12 @@ struct tcpconn_probe *tcpconn_probe_start(struct event_base *base,
 	p->out = out;
 	if (tcpconn_config(&p->cfg, err, errlen) < 0)
 		goto fail;
-	p->sched.interval_ns = p->cfg.interval_ns; /* after the defaults are applied */
+	p->pb.sched.interval_ns = p->cfg.interval_ns; /* after the defaults are applied */
 	if (tcpconn_alloc(p) < 0) {
 		snprintf(err, errlen, "cannot create connect probe events");
 		goto fail;
 	}
-	if (event_add(p->send_ev, &now) < 0) {
+	if (event_add(p->pb.send_ev, &now) < 0) {
 		snprintf(err, errlen, "cannot schedule the first connect probe");
 		goto fail;
 	}

@@ -14,13 +14,15 @@
 #include "common/clock.h"
 #include "common/log.h"
 #include "common/sock.h"
+#include "probes/probebase.h"
 #include "probes/schedule.h"
 
 struct udp_probe {
+	struct probe_base pb;         /* send timer, schedule and stop flag, as every kind's */
 	struct udp_probe_config cfg;
 	int fd;
 	struct event_base *base;
-	struct event *send_ev, *recv_ev, *stop_ev;
+	struct event *recv_ev, *stop_ev;
 	pthread_t thread;
 	struct probe_rec *rec;
 	size_t nsent;
@@ -28,9 +30,7 @@ struct udp_probe {
 	_Atomic int64_t last_rtt_ns;  /* for live progress in another thread */
 	_Atomic uint64_t replies;     /* valid replies so far, for the caller's liveness check */
 	_Atomic uint64_t sent;        /* nsent, readable from the caller's thread */
-	struct probe_schedule sched;
 	int64_t grace_ns;
-	int stopping;
 };
 
 int udp_probe_reply_valid(const struct wire_probe *w, const uint8_t *token, size_t nsent,
@@ -79,10 +79,10 @@ static void udp_probe_send_callback(evutil_socket_t fd, short what, void *arg)
 {
 	struct udp_probe *p = arg;
 
-	if (p->stopping)
+	if (p->pb.stopping)
 		return;
 	udp_probe_send(p);
-	if (schedule_rearm(&p->sched, p->send_ev) < 0)
+	if (schedule_rearm(&p->pb.sched, p->pb.send_ev) < 0)
 		log_warnx("cannot schedule the next probe");
 }
 
@@ -142,8 +142,7 @@ static void udp_probe_stop_callback(evutil_socket_t fd, short what, void *arg)
 	struct timeval tv = { (time_t)(p->grace_ns / NS_PER_SEC),
 			      (suseconds_t)(p->grace_ns % NS_PER_SEC / 1000) };
 
-	p->stopping = 1;
-	event_del(p->send_ev);
+	probe_base_stop(&p->pb);
 	event_free(p->stop_ev);
 	p->stop_ev = evtimer_new(p->base, udp_probe_grace_callback, p);
 	if (p->stop_ev == NULL || evtimer_add(p->stop_ev, &tv) < 0)
@@ -171,7 +170,7 @@ struct udp_probe *udp_probe_start(const struct udp_probe_config *cfg, char *err,
 		goto fail;
 	}
 	p->cfg = *cfg;
-	p->sched.interval_ns = cfg->interval_ns;
+	p->pb.sched.interval_ns = cfg->interval_ns;
 	p->fd = -1;
 	p->rec = calloc(cfg->max_probes, sizeof(*p->rec));
 	if (p->rec == NULL) {
@@ -194,10 +193,10 @@ struct udp_probe *udp_probe_start(const struct udp_probe_config *cfg, char *err,
 		snprintf(err, errlen, "cannot create the probe event loop");
 		goto fail;
 	}
-	p->send_ev = evtimer_new(p->base, udp_probe_send_callback, p);
+	p->pb.send_ev = evtimer_new(p->base, udp_probe_send_callback, p);
 	p->recv_ev = event_new(p->base, p->fd, EV_READ | EV_PERSIST, udp_probe_recv_callback, p);
 	p->stop_ev = event_new(p->base, -1, 0, udp_probe_stop_callback, p);
-	if (p->send_ev == NULL || p->recv_ev == NULL || p->stop_ev == NULL ||
+	if (p->pb.send_ev == NULL || p->recv_ev == NULL || p->stop_ev == NULL ||
 	    event_add(p->recv_ev, NULL) < 0) {
 		snprintf(err, errlen, "cannot create probe events");
 		goto fail;
@@ -254,12 +253,12 @@ size_t udp_probe_kernel_stamps(const struct udp_probe *p)
 
 void udp_probe_set_interval(struct udp_probe *p, int64_t interval_ns)
 {
-	schedule_set_interval(&p->sched, interval_ns);
+	schedule_set_interval(&p->pb.sched, interval_ns);
 }
 
 uint64_t udp_probe_late_sends(const struct udp_probe *p)
 {
-	return p->sched.skipped;
+	return p->pb.sched.skipped;
 }
 
 struct probe_rec *udp_probe_free(struct udp_probe *p, size_t *n)
@@ -268,8 +267,7 @@ struct probe_rec *udp_probe_free(struct udp_probe *p, size_t *n)
 
 	if (n)
 		*n = p->nsent;
-	if (p->send_ev)
-		event_free(p->send_ev);
+	probe_base_free(&p->pb);
 	if (p->recv_ev)
 		event_free(p->recv_ev);
 	if (p->stop_ev)

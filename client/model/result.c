@@ -142,7 +142,10 @@ const char *result_cc_used(const struct test_result *r, int server_end)
 	const char *used = server_end ? r->cc.server_used : r->cc.client_used;
 	int ok = server_end ? r->cc.server_ok : r->cc.client_ok;
 
-	if (server_end && r->http) /* no request reached it: only what the server said */
-		return used[0] ? used : NULL;
 	return used[0] ? used : ok ? req : NULL;
+}
+
+int result_cc_asked(const struct test_result *r, int server_end)
+{
+	return !(server_end && r->http);
 }

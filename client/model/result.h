@@ -366,6 +366,9 @@ const struct phase_result *result_find_phase(const struct test_result *r, enum p
  * the name it reported, else the requested one if it set that without naming it, else NULL
  * (the request failed there and the system default ran). */
 const char *result_cc_used(const struct test_result *r, int server_end);
+/* Whether that end was asked to set the requested congestion control: not the server's in
+ * the HTTP mode (no request reaches it), whose ok flag then says nothing. */
+int result_cc_asked(const struct test_result *r, int server_end);
 /* Probes that got a valid reply. */
 size_t result_replies(const struct test_result *r);
 /* A new series slot (series_init'ed), or NULL when all RESULT_MAX_SERIES are used. */

@@ -128,7 +128,8 @@ static json_object *json_cc(struct jb *b, const struct test_result *r)
 	/* HTTP mode: the server's end is visible only when it names it (docs/http.md). */
 	jb_add(b, o, "server", r->http && !cc->server_used[0]
 				       ? NULL
-				       : json_cc_end(b, cc->server_ok, cc->server_used, cc->server_error));
+				       : json_cc_end(b, cc->server_ok || !result_cc_asked(r, 1),
+						     cc->server_used, cc->server_error));
 	return o;
 }
 

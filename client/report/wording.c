@@ -11,6 +11,14 @@ const char *wording_cc_requested(const struct test_result *r)
 	return r->cc.requested[0] ? r->cc.requested : r->cfg.cc;
 }
 
+/* Whether an end ran what was asked, or was not asked at all: nothing to say about it. */
+static int cc_end_ok(const struct test_result *r, int server_end)
+{
+	int ok = server_end ? r->cc.server_ok : r->cc.client_ok;
+
+	return ok || !result_cc_asked(r, server_end);
+}
+
 /* What an end ran, for people: the system default when the request failed unnamed. */
 static const char *cc_ran(const struct test_result *r, int server_end)
 {
@@ -23,7 +31,7 @@ void wording_cc_end(const struct test_result *r, int server, int why, char *buf,
 {
 	const struct cc_report *cc = &r->cc;
 	const char *req = wording_cc_requested(r);
-	int ok = server ? cc->server_ok : cc->client_ok;
+	int ok = cc_end_ok(r, server);
 	const char *err = server ? cc->server_error : cc->client_error;
 	char used[sizeof(cc->server_used)], reason[sizeof(cc->server_error)];
 
@@ -38,12 +46,11 @@ void wording_cc_end(const struct test_result *r, int server, int why, char *buf,
 
 void wording_cc(const struct test_result *r, char *buf, size_t len)
 {
-	const struct cc_report *cc = &r->cc;
 	char client[160], server[160];
 
 	wording_cc_end(r, 0, 0, client, sizeof(client));
 	wording_cc_end(r, 1, 0, server, sizeof(server));
-	if (cc->client_ok && cc->server_ok && strcmp(client, server) == 0)
+	if (cc_end_ok(r, 0) && cc_end_ok(r, 1) && strcmp(client, server) == 0)
 		snprintf(buf, len, "cc %s (both ends)", client);
 	else
 		snprintf(buf, len, "cc client %s, server %s", client, server);

@@ -344,7 +344,7 @@ static int hm_setup(struct hm *h, char *err, size_t errlen)
 		return -1;
 	}
 	snprintf(h->res->cc.requested, sizeof(h->res->cc.requested), "%s", cfg->cc);
-	h->res->cc.server_ok = 1; /* the server's end is not ours to see: no warning about it */
+	/* cc.server_ok stays 0: no request reaches the server (result_cc_asked). */
 	h->conn = hm_series(h, "tcp_connect", "http fresh connection");
 	if (cfg->probes & PROBE_BIT(PROBE_INFLOW)) {
 		h->inflow_down = hm_series(h, "inflow_down", "tcp_info");

@@ -20,25 +20,9 @@ counts=("$@")
 [ ${#counts[@]} -gt 0 ] || counts=(100 250 500 1000)
 rate=${BM_SCALE_RATE:-100}
 . "$(dirname "$0")/../lib/require.sh"
+. "$(dirname "$0")/../lib/netns.sh"
 need_cmd ss iproute2
-if [ "$(id -u)" -eq 0 ] && [ -z "${BM_SCALE_NETNS:-}" ]; then
-	need_cmd unshare util-linux
-	BM_SCALE_NETNS=1 exec unshare -n -- "$0" "$bindir" "$secs" "${counts[@]}"
-fi
-if [ -n "${BM_SCALE_NETNS:-}" ]; then
-	ip link set lo up
-	port=4750
-else
-	# A port free for TCP and UDP, and the next one for the DNS responder.
-	port=
-	for p in $(shuf -i 20000-59000 -n 50); do
-		if [ -z "$(ss -Htuln "( sport = :$p or sport = :$((p + 1)) )")" ]; then
-			port=$p
-			break
-		fi
-	done
-	[ -n "$port" ] || { echo "FAIL: no free port found"; exit 1; }
-fi
+netns_private BM_SCALE_NETNS "$0" "$bindir" "$secs" "${counts[@]}"
 maxn=0
 for n in "${counts[@]}"; do [ "$n" -gt "$maxn" ] && maxn=$n; done
 # Descriptors: the daemon needs one per session (its control connection), the generator one
@@ -72,10 +56,7 @@ header=-T
 for n in "${counts[@]}"; do
 	"$bindir/bloatmeterd" "${dflags[@]}" > "$tmp/daemon-$n.log" 2>&1 &
 	dpid=$!
-	for _ in $(seq 100); do
-		[ -n "$(ss -Htln "sport = :$port")" ] && break
-		sleep 0.05
-	done
+	wait_listen "$port" || true # (loadgen says so if it did not start)
 	sleep 0.5 # settle: the idle RSS is read before the first session
 	load=$(cut -d' ' -f1 /proc/loadavg)
 	"$bindir/loadgen" -p "$port" -n "$n" -r "$rate" -w 3 -t "$secs" -P "$dpid" $header \

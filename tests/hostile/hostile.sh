@@ -24,18 +24,19 @@ bindir=$1
 . "$(dirname "$0")/../lib/require.sh"
 need_root "a private network namespace"
 need_cmd ip iproute2 jq jq python3 python3
+# (not harness.sh: its check() and $pids are this script's own)
+. "$(dirname "$0")/../lib/netns.sh"
 ns=bmh$$
 port=4750
-ip netns add "$ns"
 dpid=
 tmp=$(mktemp -d)
 cleanup() {
 	[ -n "$dpid" ] && kill "$dpid" 2> /dev/null && wait "$dpid" 2> /dev/null
-	ip netns del "$ns" 2> /dev/null || true
+	netns_cleanup
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
-ip -n "$ns" link set lo up
+netns_new "$ns"
 # Root in a test namespace: the daemon would otherwise refuse to keep running as root.
 dflags=()
 "$bindir/bloatmeterd" -n --allow-root yes > /dev/null 2>&1 && dflags+=(--allow-root yes)

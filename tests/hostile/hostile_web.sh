@@ -22,33 +22,23 @@ hs=2
 idle=2
 maxconns=24
 perclient=1 # max-sessions-per-client: 8 public-listener connections per client address
-ip netns add "$ns"
-dpid=
-tmp=$(mktemp -d)
-cleanup() {
-	[ -n "$dpid" ] && kill "$dpid" 2> /dev/null && wait "$dpid" 2> /dev/null
-	ip netns del "$ns" 2> /dev/null || true
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-ip -n "$ns" link set lo up
+. "$here/../lib/harness.sh"
+. "$here/../lib/netns.sh"
+netns_new "$ns"
 # Root in a test namespace: the daemon would otherwise refuse to keep running as root.
 dflags=()
 "$bindir/bloatmeterd" -n --allow-root yes > /dev/null 2>&1 && dflags+=(--allow-root yes)
-log=$tmp/daemon.log
+log=$work/daemon.log
 # run [tls]: one daemon, the cases of hostile_web.py against its public listener.
 run() {
 	local extra=() rc=0
-	[ "${1:-}" = tls ] && extra=(--tls-cert "$tmp/srv.pem" --tls-key "$tmp/srv.key" --web-tls yes)
+	[ "${1:-}" = tls ] && extra=(--tls-cert "$work/srv.pem" --tls-key "$work/srv.key" --web-tls yes)
 	ip netns exec "$ns" "$bindir/bloatmeterd" "${dflags[@]}" -p $port --dns-port 0 \
 		--web-port $wport --web-bind 127.0.0.1 --handshake-timeout $hs --idle-timeout $idle \
 		--web-max-connections $maxconns --max-sessions-per-client $perclient "${extra[@]}" \
 		-v > "$log" 2>&1 &
 	dpid=$!
-	for _ in $(seq 50); do
-		grep -q "public test listener" "$log" && break
-		sleep 0.1
-	done
+	wait_log "public test listener" "$log" || true # (hostile_web.py fails if it did not start)
 	ip netns exec "$ns" python3 "$here/hostile_web.py" "$dpid" $wport $hs $idle $maxconns \
 		$((perclient * 8)) "${1:-}" || rc=$?
 	if ! kill -0 "$dpid" 2> /dev/null; then
@@ -71,9 +61,9 @@ run() {
 }
 run
 if command -v openssl > /dev/null; then
-	openssl req -x509 -newkey rsa:2048 -nodes -keyout "$tmp/srv.key" -out "$tmp/srv.pem" \
+	openssl req -x509 -newkey rsa:2048 -nodes -keyout "$work/srv.key" -out "$work/srv.pem" \
 		-days 2 -subj "/CN=127.0.0.1" 2> /dev/null
-	chmod 600 "$tmp/srv.key"
+	chmod 600 "$work/srv.key"
 	run tls
 else
 	echo "SKIP hostile web over TLS: no openssl (Debian package openssl)"

@@ -2,6 +2,7 @@
 # together with the daemon ($dpid) and any other processes ($pids) still running; check(),
 # which reports one named check and remembers a failure in $fail; wait_log(); and
 # harness_start_daemon(), which starts "$d" (the caller sets d) on free loopback ports.
+# With tests/lib/netns.sh sourced too, the namespaces it made go on exit as well.
 work=$(mktemp -d)
 dpid=
 pids=()
@@ -12,6 +13,7 @@ harness_cleanup() {
 		kill -KILL "$p" 2> /dev/null || true
 		wait "$p" 2> /dev/null || true
 	done
+	if declare -F netns_cleanup > /dev/null; then netns_cleanup; fi
 	rm -rf "$work"
 }
 trap harness_cleanup EXIT

@@ -16,24 +16,9 @@ bindir=$(cd "$1" && pwd)
 secs=${2:-120}
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../lib/require.sh"
+. "$here/../lib/netns.sh"
 need_cmd python3 python3 ss iproute2
-if [ "$(id -u)" -eq 0 ] && [ -z "${BM_SOAK_NETNS:-}" ]; then
-	need_cmd unshare util-linux
-	BM_SOAK_NETNS=1 exec unshare -n -- "$0" "$bindir" "$secs"
-fi
-if [ -n "${BM_SOAK_NETNS:-}" ]; then
-	ip link set lo up
-	port=4750
-else
-	port=
-	for p in $(shuf -i 20000-59000 -n 50); do
-		if [ -z "$(ss -Htuln "( sport = :$p or sport = :$((p + 1)) )")" ]; then
-			port=$p
-			break
-		fi
-	done
-	[ -n "$port" ] || { echo "FAIL: no free port found"; exit 1; }
-fi
+netns_private BM_SOAK_NETNS "$0" "$bindir" "$secs"
 nclients=${BM_SOAK_CLIENTS:-3}
 every=${BM_SOAK_EVERY:-2}
 rss_tol=${BM_SOAK_RSS_TOL_KIB:-1024}
@@ -66,10 +51,7 @@ else
 	"$bindir/bloatmeterd" "${dflags[@]}" > "$tmp/daemon.log" 2>&1 &
 fi
 dpid=$!
-for _ in $(seq 100); do
-	[ -n "$(ss -Htln "sport = :$port")" ] && break
-	sleep 0.05
-done
+wait_listen "$port" || true # (checked next)
 kill -0 "$dpid" 2> /dev/null || { echo "FAIL: the daemon did not start"; cat "$tmp/daemon.log"; exit 1; }
 sleep 0.5
 rss() { awk '/^VmRSS:/ { print $2 }' "/proc/$dpid/status"; }

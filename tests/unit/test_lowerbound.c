@@ -100,8 +100,7 @@ static void test_http_server_cc(void **state)
 
 	(void)state;
 	setup(&r, "", "tail-drop");
-	r.http = 1;
-	r.cc.server_ok = 1; /* the HTTP mode's setting: no request reached the server */
+	r.http = 1; /* cc.server_ok stays 0, as the HTTP mode leaves it */
 	lowerbound_apply(&r);
 	assert_true(r.buffer_down.lower_bound);
 	assert_string_equal(r.buffer_down.lower_bound_why, "unknown congestion control");

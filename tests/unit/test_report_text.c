@@ -18,6 +18,7 @@
 #include "client/model/result.h"
 #include "client/report/format.h"
 #include "client/report/text.h"
+#include "client/report/wording.h"
 #include "common/clock.h"
 
 static void phase(struct test_result *r, enum phase_kind k, double down, double up,
@@ -210,6 +211,32 @@ static void test_partial_says_when_replies_stopped(void **state)
 	result_free(&r);
 }
 
+/* The HTTP mode asks no server for a congestion control (cc.server_ok stays 0): its end is
+ * named as the server said, or "default", and never as a refused request. */
+static void test_http_server_cc_not_refused(void **state)
+{
+	struct test_result r = { 0 };
+	char buf[200];
+
+	(void)state;
+	r.http = 1;
+	snprintf(r.cc.requested, sizeof(r.cc.requested), "cubic");
+	r.cc.client_ok = 1;
+	snprintf(r.cc.client_used, sizeof(r.cc.client_used), "cubic");
+	wording_cc(&r, buf, sizeof(buf));
+	assert_string_equal(buf, "cc client cubic, server default");
+	snprintf(r.cc.server_used, sizeof(r.cc.server_used), "cubic");
+	wording_cc(&r, buf, sizeof(buf));
+	assert_string_equal(buf, "cc cubic (both ends)");
+	wording_cc_end(&r, 1, 1, buf, sizeof(buf));
+	assert_string_equal(buf, "cubic");
+	/* The binary protocol's server was asked: its refusal is still said. */
+	r.http = 0;
+	snprintf(r.cc.server_used, sizeof(r.cc.server_used), "reno");
+	wording_cc_end(&r, 1, 0, buf, sizeof(buf));
+	assert_string_equal(buf, "reno (cubic refused)");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -217,6 +244,7 @@ int main(void)
 		cmocka_unit_test(test_verbose_adds_details),
 		cmocka_unit_test(test_advice_and_ungraded),
 		cmocka_unit_test(test_partial_says_when_replies_stopped),
+		cmocka_unit_test(test_http_server_cc_not_refused),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -11,21 +11,13 @@ need_root "a network namespace and nftables"
 need_cmd nft nftables curl curl python3 python3
 bindir=$1
 b=$bindir/bloatmeter d=$bindir/bloatmeterd
+. "$(dirname "$0")/../../lib/harness.sh"
+. "$(dirname "$0")/../../lib/netns.sh"
 ns=bmbind$$
-work=$(mktemp -d)
-dpid=
-cleanup() {
-	[ -n "$dpid" ] && kill "$dpid" 2> /dev/null && wait "$dpid" 2> /dev/null
-	ip netns del $ns 2> /dev/null
-	rm -rf "$work"
-}
-trap cleanup EXIT
-fail=0
 bad() { echo "FAIL $*"; fail=1; }
 x="ip netns exec $ns"
 
-ip netns add $ns || exit 1
-ip -n $ns link set lo up || exit 1
+netns_new $ns || exit 1
 # Every packet to the daemon's address, by source and protocol (lo delivers both directions
 # through input; replies go to 127.0.1.2 and are not counted).
 $x nft -f - << 'EOF' || exit 1
@@ -46,10 +38,7 @@ EOF
 $x "$d" -b 127.0.0.1 -p 4996 --dns-port 5396 --http-port 8096 --web-port 8196 --allow-root yes \
 	> "$work/d.log" 2>&1 &
 dpid=$!
-for _ in $(seq 50); do
-	$x ss -Hltn "sport = :4996" | grep -q . && break
-	sleep 0.1
-done
+wait_listen 4996 $ns
 $x nft reset counters table inet bmbind > /dev/null || exit 1
 
 packets() { $x nft list counter inet bmbind "$1" | awk '/packets/ { print $2 }'; }

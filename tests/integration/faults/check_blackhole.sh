@@ -14,30 +14,15 @@ py=/usr/bin/python3
 need_root "network namespaces and nftables"
 need_cmd jq jq ip iproute2 nft nftables bc bc
 need_py_module $py jsonschema python3-jsonschema
-work=$(mktemp -d)
+. "$(dirname "$0")/../../lib/harness.sh"
+. "$(dirname "$0")/../../lib/netns.sh"
+d=$bindir/bloatmeterd
 c=bmbh-c$$
 s=bmbh-s$$
-dpid=
-fail=0
-cleanup() {
-	[ -n "$dpid" ] && kill "$dpid" 2> /dev/null && wait "$dpid" 2> /dev/null
-	ip netns del "$c" 2> /dev/null
-	ip netns del "$s" 2> /dev/null
-	rm -rf "$work"
-}
-trap cleanup EXIT
-check() { if "${@:2}"; then echo "ok   $1"; else echo "FAIL $1"; fail=1; fi; }
 
-ip netns add "$c" && ip netns add "$s" &&
-	ip -n "$c" link add vc type veth peer name vs netns "$s" &&
-	ip -n "$c" addr add 10.77.0.1/24 dev vc && ip -n "$s" addr add 10.77.0.2/24 dev vs &&
-	ip -n "$c" link set vc up && ip -n "$s" link set vs up &&
-	ip -n "$c" link set lo up && ip -n "$s" link set lo up ||
+netns_veth "$c" "$s" 10.77.0.1/24 10.77.0.2/24 ||
 	{ echo "FAIL blackhole: cannot set up the namespaces"; exit 1; }
-ip netns exec "$s" "$bindir/bloatmeterd" -b 10.77.0.2 -p 4750 --dns-port 0 --allow-root yes -v \
-	> "$work/daemon.log" 2>&1 &
-dpid=$!
-for _ in $(seq 50); do grep -q "listening on 10.77.0.2" "$work/daemon.log" && break; sleep 0.1; done
+netns_start_daemon "$s" 10.77.0.2 4750
 # -Z root: started as root, the client would write its files as nobody (-Z), which cannot
 # enter this test's private directory.
 ip netns exec "$c" "$bindir/bloatmeter" -Z root --idle 2 -t 10 --gap 1 --probes udp \

@@ -17,27 +17,15 @@ py=/usr/bin/python3
 need_root "network namespaces and nftables"
 need_cmd jq jq ip iproute2 nft nftables
 need_py_module $py jsonschema python3-jsonschema
-work=$(mktemp -d)
+. "$(dirname "$0")/../../lib/harness.sh"
+. "$(dirname "$0")/../../lib/netns.sh"
+d=$bindir/bloatmeterd
 chmod 755 "$work" # the client writes as nobody (-Z)
 mkdir "$work/out" && chown nobody "$work/out" || exit 1
 c=bmub-c$$
 s=bmub-s$$
-dpid=
-fail=0
-cleanup() {
-	[ -n "$dpid" ] && kill "$dpid" 2> /dev/null && wait "$dpid" 2> /dev/null
-	ip netns del "$c" 2> /dev/null
-	ip netns del "$s" 2> /dev/null
-	rm -rf "$work"
-}
-trap cleanup EXIT
-check() { if "${@:2}"; then echo "ok   $1"; else echo "FAIL $1"; fail=1; fi; }
 
-ip netns add "$c" && ip netns add "$s" &&
-	ip -n "$c" link add vc type veth peer name vs netns "$s" &&
-	ip -n "$c" addr add 10.77.2.1/24 dev vc && ip -n "$s" addr add 10.77.2.2/24 dev vs &&
-	ip -n "$c" link set vc up && ip -n "$s" link set vs up &&
-	ip -n "$c" link set lo up && ip -n "$s" link set lo up ||
+netns_veth "$c" "$s" 10.77.2.1/24 10.77.2.2/24 ||
 	{ echo "FAIL udpblock: cannot set up the namespaces"; exit 1; }
 ip netns exec "$c" nft -f - << 'NFT' || { echo "FAIL udpblock: cannot load the nftables rules"; exit 1; }
 table inet udpblock {
@@ -45,10 +33,7 @@ table inet udpblock {
 	chain out { type filter hook output priority 0; meta l4proto udp drop; }
 }
 NFT
-ip netns exec "$s" "$bindir/bloatmeterd" -b 10.77.2.2 -p 4751 --dns-port 0 --allow-root yes -v \
-	> "$work/daemon.log" 2>&1 &
-dpid=$!
-for _ in $(seq 50); do grep -q "listening on 10.77.2.2" "$work/daemon.log" && break; sleep 0.1; done
+netns_start_daemon "$s" 10.77.2.2 4751
 start=$(date +%s)
 ip netns exec "$c" "$bindir/bloatmeter" -p 4751 --idle 3 -t 6 --gap 1 -P 2 --phases idle,download,upload \
 	--probes udp --json "$work/out/r.json" 10.77.2.2 > "$work/out.txt" 2> "$work/err.txt"

@@ -9,29 +9,18 @@ set -uo pipefail
 . "$(dirname "$0")/../../lib/require.sh"
 need_root "a network namespace"
 bindir=$1
+. "$(dirname "$0")/../../lib/harness.sh"
+. "$(dirname "$0")/../../lib/netns.sh"
 ns=bmlog$$
-work=$(mktemp -d)
-dpid=
-cleanup() {
-	[ -n "$dpid" ] && kill "$dpid" 2> /dev/null && wait "$dpid" 2> /dev/null
-	ip netns del $ns 2> /dev/null
-	rm -rf "$work"
-}
-trap cleanup EXIT
-fail=0
 bad() { echo "FAIL $*"; fail=1; }
 x="ip netns exec $ns"
-ip netns add $ns || exit 1
-ip -n $ns link set lo up || exit 1
+netns_new $ns || exit 1
 log=$work/d.log
 : > "$log"
 JOURNAL_STREAM=$(stat -c '%d:%i' "$log") $x "$bindir/bloatmeterd" -b 127.0.0.1 -p 4995 \
 	--allow-root yes 2> "$log" > /dev/null &
 dpid=$!
-for _ in $(seq 50); do
-	grep -q "listening on" "$log" && break
-	sleep 0.1
-done
+wait_log "listening on" "$log"
 $x "$bindir/bloatmeter" -p 4995 --idle 1 --phases idle -q 127.0.0.1 ||
 	bad "the run from 127.0.0.1 failed"
 $x "$bindir/bloatmeter" -B 127.0.1.2 -p 4995 --idle 1 --phases idle -q 127.0.0.1 ||
