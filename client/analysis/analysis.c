@@ -693,6 +693,20 @@ static double queue_top(const struct test_result *r, enum phase_kind kind, int u
 	return b && b->valid && !b->managed ? b->ms : NAN;
 }
 
+/* The probes lost in the phase's steady window and the queue before them: what the queue
+ * verdict compares with the steady window's top. Slow start overshoots the buffer (with 100 ms
+ * of RTT, CoDel's own byte limit) and its losses at that height would read as drops at the top. */
+static void steady_losses(const struct test_result *r, const struct phase_result *ph,
+			  const double *share, int up, const double *q, struct loss_pattern *lp)
+{
+	struct loss_pattern steady;
+
+	droppattern_measure(r->probes, r->nprobes, share, up, result_window_start(ph), ph->end_ns,
+			    q, &steady);
+	lp->steady_lost = steady.lost;
+	lp->steady_q_before_ms = steady.q_before_ms;
+}
+
 static void analysis_patterns(struct test_result *r)
 {
 	double *share = malloc((r->nprobes + 1) * sizeof(*share));
@@ -720,6 +734,7 @@ static void analysis_patterns(struct test_result *r)
 
 			droppattern_measure(r->probes, r->nprobes, share, up, ph->start_ns, ph->end_ns, q, lp);
 			droppattern_classify(lp, &ctx);
+			steady_losses(r, ph, share, up, q, lp);
 		}
 	}
 out:

@@ -19,8 +19,9 @@ struct queueverdict_input {
 	double floor_ms;          /* median of the probes' 100 ms minima: the queue's floor */
 	double top_ms;            /* the top of the queue: the buffer estimate (median of 1 s maxima) */
 	double sustained_ms;      /* the second-highest 1 s maximum */
-	size_t lost;              /* probes this direction lost in the phase */
-	double q_before_ms;       /* median queueing delay just before the probes' loss periods */
+	size_t lost;              /* probes this direction lost in the steady window */
+	double q_before_ms;       /* median queueing delay just before those losses' periods (the
+				   * steady window's, as the top: not slow start's overshoot) */
 	int64_t retrans;          /* load flows' retransmissions (-1 unknown) */
 	int64_t ce;               /* CE-marked packets seen this way (-1 unknown) */
 	double flow_q_ms;         /* the load flows' in-flow queueing delay (TCP RTT p50 − idle RTT) */

@@ -127,6 +127,8 @@ struct loss_pattern {
 	double burst_density;      /* losses / probes within bursts (NAN without bursts) */
 	double gap_density;        /* losses / probes outside bursts */
 	double q_before_ms;        /* median queueing delay of the last reply before each period */
+	size_t steady_lost;        /* the same two over the steady window only (the queue verdict's: */
+	double steady_q_before_ms; /* start-up overshoots drop at a queue the steady top never sees) */
 	const char *cls;           /* none|outage|random|policer|aqm|tail-drop|mixed */
 	double confidence;         /* 0..1, from the number of periods */
 	char evidence[160];

@@ -12,12 +12,15 @@ static int is(const struct queue_verdict *v, const char *name)
 	return v->verdict != NULL && strcmp(v->verdict, name) == 0;
 }
 
-void queuewords_phrase(const struct queue_verdict *v, char *buf, size_t len)
+void queuewords_phrase(const struct queue_verdict *v, const struct buffer_estimate *b, char *buf,
+		       size_t len)
 {
 	char ms[16];
+	int bound = b != NULL && b->valid && b->lower_bound;
 
 	if (is(v, "fifo"))
-		snprintf(buf, len, "tail-drop FIFO, %s ms", report_num(v->top_ms, 0, ms, sizeof(ms)));
+		snprintf(buf, len, "tail-drop FIFO, %s%s ms", bound ? "≥ " : "",
+			 report_num(bound ? b->ms : v->top_ms, 0, ms, sizeof(ms)));
 	else if (is(v, "aqm"))
 		snprintf(buf, len, "AQM near %s ms, %s", report_num(v->standing_ms, 0, ms, sizeof(ms)),
 			 v->signal);

@@ -166,8 +166,8 @@ static void verdict_queue(const struct test_result *r, struct verdict *v)
 
 	if (r->queue_down.verdict == NULL && r->queue_up.verdict == NULL)
 		return;
-	queuewords_phrase(&r->queue_down, d, sizeof(d));
-	queuewords_phrase(&r->queue_up, u, sizeof(u));
+	queuewords_phrase(&r->queue_down, &r->buffer_down, d, sizeof(d));
+	queuewords_phrase(&r->queue_up, &r->buffer_up, u, sizeof(u));
 	if (r->queue_down.verdict && r->queue_up.verdict)
 		verdict_add(v, "Queue", "down %s; up %s", d, u);
 	else

@@ -13,12 +13,20 @@
 #            path marks: CE marks both ways, almost no retransmissions (at most 20, or 1 % of
 #            the marks), aqm both ways;
 #   ecn-drops: CoDel without marking, the client's --ecn → the flows negotiate ECN but the
-#            path drops: no CE mark, retransmissions.
+#            path drops: no CE mark, retransmissions;
+#   codel-delay: CoDel, 200 ms limit, --delay 50 (100 ms of path RTT) → never fifo (aqm, or
+#            unknown: with CoDel's interval as RTT it drops near its sawtooth's peaks, above the
+#            standing queue), and the verdict's queue before loss no higher than 1.2 × its top:
+#            slow start overshoots to the byte limit (CoDel drops at dequeue, one per interval at
+#            first, so the tail drops) and those losses at ~200 ms must not count against the
+#            steady window's top (they read "tail-drop FIFO, 9 ms" in CI). Label unreliable:
+#            about 1 direction in 8 still reads fifo here, its steady-window losses at 90 % of
+#            the top (design.md, branch wt-verdict).
 # The metrics, the HTML queue section and the text and HTML truth lines must agree (qdisc, ECN
 # marking). Each case demands its own verdict, so a classifier that said aqm for the FIFO, or fifo for
 # CoDel, fails here. The verdicts are classification checks (CPU steal does not void them); the
 # figures are accuracy checks (steal.sh).
-#   lab_queue.sh BINDIR fifo|codel|fqcodel|pie|ecn|ecn-drops
+#   lab_queue.sh BINDIR fifo|codel|fqcodel|pie|ecn|ecn-drops|codel-delay
 set -euo pipefail
 bindir=$1 kind=$2
 . "$(dirname "$0")/tunlab.sh"
@@ -32,7 +40,8 @@ codel | pie) buf=200 want=aqm ;;
 fqcodel) buf=200 want=fq ;;
 ecn) buf=200 want=aqm qdisc=codel extra=(--ecn-mark --ecn) ;;
 ecn-drops) buf=200 want=aqm qdisc=codel extra=(--ecn) ;;
-*) echo "usage: lab_queue.sh BINDIR fifo|codel|fqcodel|pie|ecn|ecn-drops"; exit 2 ;;
+codel-delay) buf=200 want=aqm qdisc=codel extra=(--delay 50) ;;
+*) echo "usage: lab_queue.sh BINDIR fifo|codel|fqcodel|pie|ecn|ecn-drops|codel-delay"; exit 2 ;;
 esac
 steal0=$(steal_read)
 rc=0
@@ -51,8 +60,16 @@ jq -c '.queue, .ecn' "$r"
 for dir in download upload; do
 	v=$(jq -r ".queue.$dir.verdict" "$r")
 	standing=$(jq ".queue.$dir.standing_ms" "$r") top=$(jq ".queue.$dir.top_ms" "$r")
-	check "$dir queue verdict '$v' is '$want' ($(jq -r ".queue.$dir.evidence" "$r"))" \
-		"[ '$v' = '$want' ]"
+	if [ "$kind" = codel-delay ]; then
+		qb=$(jq ".queue.$dir.q_before_loss_ms" "$r")
+		check "$dir queue verdict '$v' is not fifo ($(jq -r ".queue.$dir.evidence" "$r"))" \
+			"[ '$v' = aqm ] || [ '$v' = unknown ]"
+		check "$dir verdict's queue before loss $qb ms ≤ 1.2 × its top $top ms (no slow start)" \
+			"[ '$qb' = null ] || awk -v q='$qb' -v t='$top' 'BEGIN { exit !(t != \"null\" && q <= 1.2 * t) }'"
+	else
+		check "$dir queue verdict '$v' is '$want' ($(jq -r ".queue.$dir.evidence" "$r"))" \
+			"[ '$v' = '$want' ]"
+	fi
 	case $kind in
 	fifo) accuracy "$dir FIFO buffer $top ms within 10 % of 100 ms" "between '$top' 90 110" ;;
 	codel)
@@ -96,11 +113,13 @@ check "the verdict block has the Queue line" "grep -q '^Queue ' '$out/report.txt
 # The other outputs say the same: the metrics' queue verdict, the HTML queue section, and the
 # truth lines of text and HTML name the emulated queue (not "one tbf per direction").
 for d in down up; do
-	check "metrics: queue verdict $d is $want" \
-		"grep -q '^bloatmeter_queue_verdict{.*,direction=\"$d\",verdict=\"$want\"} 1\$' '$out/m.prom'"
+	w=$want
+	[ "$kind" = codel-delay ] && w=$(jq -r ".queue.${d}load.verdict" "$r")
+	check "metrics: queue verdict $d is $w" \
+		"grep -q '^bloatmeter_queue_verdict{.*,direction=\"$d\",verdict=\"$w\"} 1\$' '$out/m.prom'"
+	check "HTML: the queue section's ${d}link verdict is $w" \
+		"grep -q '<tr data-direction=\"${d}link\"><td class=\"l\">${d}link</td><td class=\"l qverdict\">$w</td>' '$out/r.html'"
 done
-check "HTML: the queue section has both verdicts $want" \
-	"[ \$(grep -c '<td class=\"l qverdict\">$want</td>' '$out/r.html') = 2 ]"
 mark=off
 [ "$kind" = ecn ] && mark=on
 [ "$kind" = fifo ] && mark=

@@ -924,6 +924,51 @@ static void test_run_window_limited(void **state)
 	result_free(&r);
 }
 
+/* Probe i of a make_run run lost downstream: the server counted it, the reply never came. */
+static void lose_downstream(struct test_result *r, size_t i)
+{
+	r->probes[i].received = 0;
+	for (size_t j = i + 1; j < r->nprobes; j++)
+		if (r->probes[j].received)
+			r->probes[j].srv_count++;
+	r->srv_probe_count++;
+}
+
+/* Slow start overshoots the buffer and loses probes there; the queue verdict compares where
+ * the probes were lost with the steady window's top, so it takes the losses (and the queue
+ * before them) of the steady window only, while the phase's loss pattern keeps them all. */
+static void test_run_verdict_steady_losses(void **state)
+{
+	struct test_result r;
+	const struct phase_result *down;
+	size_t ramp = (size_t)((RUN_IDLE + RUN_RAMP / 2) / STEP);
+	size_t steady = (size_t)((RUN_IDLE + 3 * SEC) / STEP) + 3; /* past the ramp's 10 IV */
+	double want = 0;
+
+	(void)state;
+	make_run(&r, 1, 1);
+	for (size_t k = 0; k < 3; k++) { /* three overshoots to 150 ms, each losing the next probe */
+		r.probes[ramp + 4 * k].rtt_ns = RTT0_NS + 150 * MS;
+		lose_downstream(&r, ramp + 4 * k + 1);
+	}
+	for (size_t k = 0; k < 2; k++) { /* two steady losses, 2 s apart */
+		size_t i = steady + k * (size_t)(2 * SEC / STEP);
+
+		lose_downstream(&r, i);
+		want += (double)(r.probes[i - 1].rtt_ns - RTT0_NS) / 1e6 / 2;
+	}
+	analysis_run(&r);
+	down = &r.phases[1];
+	assert_true(down->steady_start_ns <= r.probes[steady].send_ns);
+	assert_true(down->steady_start_ns > r.probes[ramp + 9].send_ns);
+	assert_int_equal(down->loss_down.lost, 5);
+	assert_close(down->loss_down.q_before_ms, 150.0, 0.6, "the phase's q before loss");
+	assert_int_equal(down->loss_down.steady_lost, 2);
+	assert_int_equal(r.queue_down.probe_losses, 2);
+	assert_close(r.queue_down.q_before_loss_ms, want, 0.6, "the verdict's: steady window only");
+	result_free(&r);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -952,6 +997,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_run_degraded),
 		cmocka_unit_test(test_loss_window_splits_run),
 		cmocka_unit_test(test_run_window_limited),
+		cmocka_unit_test(test_run_verdict_steady_losses),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -272,12 +272,50 @@ static void test_text_lab_truth_names_the_queue(void **state)
 	result_free(&r);
 }
 
+/* A FIFO verdict beside a buffer estimate that a lower bound raised (random loss: the queue
+ * seldom reached its top): the verdict's top is the point estimate before the raise, so the
+ * Queue line must give the buffer line's "≥" figure, in the text and the HTML verdict block. */
+static void set_raised_fifo(struct test_result *r)
+{
+	r->queue_down.top_ms = 74.2;
+	r->buffer_down = (struct buffer_estimate){ .valid = 1, .phase = PHASE_DOWNLOAD, .ms = 156,
+						   .bytes = 370500, .sustained_ms = 156,
+						   .lower_bound = 1, .lower_bound_why = "random loss",
+						   .peak_ms = NAN, .method = "test" };
+}
+
+static void test_queue_line_beside_lower_bound(void **state)
+{
+	struct client_config cfg;
+	struct test_result r;
+	char *s;
+
+	(void)state;
+	sample(&r, &cfg, 0);
+	/* a point estimate: the verdict's own top */
+	s = render_text(&r);
+	assert_non_null(strstr(s, "Queue down tail-drop FIFO, 100 ms;"));
+	free(s);
+	set_raised_fifo(&r);
+	s = render_text(&r);
+	assert_non_null(strstr(s, "buffer ≥ 156.0 ms"));
+	assert_non_null(strstr(s, "Queue down tail-drop FIFO, ≥ 156 ms;"));
+	assert_null(strstr(s, "FIFO, 74 ms"));
+	free(s);
+	s = render_file(&r, html_write);
+	assert_non_null(strstr(s, "tail-drop FIFO, ≥ 156 ms;"));
+	assert_null(strstr(s, "FIFO, 74 ms"));
+	free(s);
+	result_free(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_prometheus_queue_ecn_hops),
 		cmocka_unit_test(test_html_queue_section_below_charts),
 		cmocka_unit_test(test_text_lab_truth_names_the_queue),
+		cmocka_unit_test(test_queue_line_beside_lower_bound),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
