@@ -5,6 +5,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
 
 #include "client/analysis/analysis_ecn.h"
 #include "client/analysis/analysis_hops.h"
@@ -17,13 +18,14 @@
 #include "client/analysis/lowerbound.h"
 #include "client/analysis/probestats.h"
 #include "client/analysis/sawtooth.h"
+#include "client/analysis/stall.h"
 #include "client/analysis/tcpfallback.h"
 #include "common/clock.h"
 
 static const char *const buffer_method[] = {
-	[DELAY_RTT] = "the larger of the median of the 1 s maxima and the median level before the senders' back-offs, of queueing delay (RTT - idle min RTT) over the steady window; bytes = ms x IP-level goodput",
-	[DELAY_UP] = "the larger of the median of the 1 s maxima and the median level before the senders' back-offs, of upstream one-way queueing delay (OWD - idle min OWD, clock offset and drift removed) over the steady window; bytes = ms x IP-level goodput",
-	[DELAY_DOWN] = "the larger of the median of the 1 s maxima and the median level before the senders' back-offs, of downstream one-way queueing delay (OWD - idle min OWD, clock offset and drift removed) over the steady window; bytes = ms x IP-level goodput",
+	[DELAY_RTT] = "the larger of the median of the 1 s maxima and the median level before the senders' back-offs, of queueing delay (RTT - idle min RTT) over the steady window, less the probes in flight while this host stalled; bytes = ms x IP-level goodput",
+	[DELAY_UP] = "the larger of the median of the 1 s maxima and the median level before the senders' back-offs, of upstream one-way queueing delay (OWD - idle min OWD, clock offset and drift removed) over the steady window, less the probes in flight while this host stalled; bytes = ms x IP-level goodput",
+	[DELAY_DOWN] = "the larger of the median of the 1 s maxima and the median level before the senders' back-offs, of downstream one-way queueing delay (OWD - idle min OWD, clock offset and drift removed) over the steady window, less the probes in flight while this host stalled; bytes = ms x IP-level goodput",
 };
 
 /* Cumulative bytes at time t, interpolated; NAN outside the series. */
@@ -221,19 +223,39 @@ static double probe_delay_ms(const struct probe_rec *p, const struct delay_ref *
 }
 
 size_t analysis_queue_samples(const struct probe_rec *p, size_t n, int64_t from, int64_t to,
-			      const struct delay_ref *ref, double *q, int64_t *t)
+			      const struct delay_ref *ref, double *q)
 {
 	size_t a, b, m = 0;
 
 	probe_range(p, n, from, to, &a, &b);
+	for (size_t i = a; i < b; i++)
+		if (p[i].received)
+			q[m++] = probe_delay_ms(&p[i], ref) - ref->base_ms;
+	return m;
+}
+
+/* The buffer estimate's samples: the queueing delays and send times of the replies in [from,
+ * to), without the probes a host stall held (stall.h). Their count goes to *held; -1 when out
+ * of memory, else how many samples. */
+static ssize_t analysis_buffer_samples(const struct probe_rec *p, size_t n, int64_t from,
+				       int64_t to, const struct delay_ref *ref, double *q,
+				       int64_t *t, size_t *held)
+{
+	size_t a, b, m = 0;
+	uint8_t *h;
+
+	probe_range(p, n, from, to, &a, &b);
+	if ((h = malloc(b - a + 1)) == NULL)
+		return -1;
+	*held = stall_held(p + a, b - a, h);
 	for (size_t i = a; i < b; i++) {
-		if (!p[i].received)
+		if (!p[i].received || h[i - a])
 			continue;
-		if (t != NULL)
-			t[m] = p[i].send_ns;
+		t[m] = p[i].send_ns;
 		q[m++] = probe_delay_ms(&p[i], ref) - ref->base_ms;
 	}
-	return m;
+	free(h);
+	return (ssize_t)m;
 }
 
 static double max_of(const double *v, size_t n)
@@ -344,6 +366,7 @@ int analysis_buffer(const struct probe_rec *p, size_t n, int64_t from, int64_t t
 		    const struct delay_ref *ref, double ip_rate_bps, struct buffer_estimate *out)
 {
 	size_t m = 0, nb, block;
+	ssize_t got;
 	double *q = malloc(4 * (n + 1) * sizeof(*q)), *mx;
 	int64_t *t = malloc((n + 1) * sizeof(*t));
 
@@ -352,9 +375,10 @@ int analysis_buffer(const struct probe_rec *p, size_t n, int64_t from, int64_t t
 	if (q == NULL || t == NULL || isnan(ref->base_ms))
 		goto none;
 	mx = q + n + 1;
-	m = analysis_queue_samples(p, n, from, to, ref, q, t);
-	if (m == 0)
+	got = analysis_buffer_samples(p, n, from, to, ref, q, t, &out->stall_held);
+	if (got <= 0)
 		goto none;
+	m = (size_t)got;
 	/* Samples per second of the window: blocks of 1 s hold one or more sawtooth tops. */
 	block = to > from ? (size_t)llround((double)m * NS_PER_SEC / (double)(to - from)) : m;
 	nb = analysis_block_maxima(q, m, block ? block : 1, mx);
@@ -505,11 +529,9 @@ static void analysis_oneway(struct test_result *r)
 		struct delay_ref up = delay_ref_for(r, DELAY_UP), down = delay_ref_for(r, DELAY_DOWN);
 		size_t m;
 
-		m = analysis_queue_samples(r->probes, r->nprobes, result_window_start(ph), ph->end_ns, &up, q,
-					   NULL);
+		m = analysis_queue_samples(r->probes, r->nprobes, result_window_start(ph), ph->end_ns, &up, q);
 		(void)stats_summarize(q, m, &ph->q_up_ms);
-		m = analysis_queue_samples(r->probes, r->nprobes, result_window_start(ph), ph->end_ns, &down, q,
-					   NULL);
+		m = analysis_queue_samples(r->probes, r->nprobes, result_window_start(ph), ph->end_ns, &down, q);
 		(void)stats_summarize(q, m, &ph->q_down_ms);
 	}
 	free(q);
@@ -790,7 +812,7 @@ static double queue_floor_ms(const struct test_result *r, const struct phase_res
 
 	if (q != NULL && mins != NULL) {
 		size_t m = analysis_queue_samples(r->probes, r->nprobes, result_window_start(ph),
-						  ph->end_ns, &ref, q, NULL);
+						  ph->end_ns, &ref, q);
 		size_t k;
 		struct stats_summary s;
 

@@ -63,9 +63,9 @@ struct delay_ref {
 };
 
 /* Queueing delays q = delay − base (ms) of replies to probes sent in [from, to), written to
- * q (room for n values), and their send times to t unless it is NULL. Returns how many. */
+ * q (room for n values). Returns how many. */
 size_t analysis_queue_samples(const struct probe_rec *p, size_t n, int64_t from, int64_t to,
-			      const struct delay_ref *ref, double *q, int64_t *t);
+			      const struct delay_ref *ref, double *q);
 
 /* Maxima of consecutive blocks of `block` samples of a time-ordered series into out (room for
  * m / block + 1); a last block shorter than half a block is left out, and a series shorter

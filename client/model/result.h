@@ -213,6 +213,7 @@ struct buffer_estimate {
 	size_t peaks;              /* how many back-offs were found */
 	int peaks_steady;          /* two or more, all within ±20 % of peak_ms */
 	int from_peaks;            /* ms is peak_ms (the back-offs stood above the 1 s maxima) */
+	size_t stall_held;         /* probes left out: in flight while this host stalled (stall.h) */
 	double bytes;              /* ms × IP-level throughput */
 	double q_p50_ms, q_p99_ms;
 	double q_max_ms;           /* the highest queueing delay in the window */

@@ -356,6 +356,7 @@ static json_object *json_buffer_est(struct jb *b, const struct buffer_estimate *
 	jb_add(b, o, "samples", jb_int(b, (int64_t)e->samples));
 	jb_add(b, o, "backoff_peaks", jb_int(b, (int64_t)e->peaks));
 	jb_add(b, o, "backoff_peak_ms", jb_num(b, e->peak_ms, DEC_MS));
+	jb_add(b, o, "stall_held_probes", jb_int(b, (int64_t)e->stall_held));
 	jb_add(b, o, "lower_bound", jb_bool(b, e->lower_bound));
 	jb_add(b, o, "ci95_ms", e->has_ci ? jb_pair(b, "low", jb_num(b, e->ci_low_ms, DEC_MS), "high",
 						 jb_num(b, e->ci_high_ms, DEC_MS))

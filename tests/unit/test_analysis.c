@@ -351,6 +351,36 @@ static void test_buffer_sawtooth(void **state)
 	free(p);
 }
 
+/* A loaded host stalls once a second for 40 ms: the sender skips four slots, and the probes in
+ * flight across each gap come back 40 ms late. Every second's maximum then reads 140 ms for a
+ * queue that stood at 100 ms; without those probes the estimate is the queue's (the old code
+ * read 140 ms). */
+static void test_buffer_stalls_every_second(void **state)
+{
+	struct probe_rec *p = calloc(BUF_N, sizeof(*p));
+	struct buffer_estimate b;
+	size_t n = 0;
+
+	assert_non_null(p);
+	for (int i = 0; i < BUF_N; i++) {
+		int64_t t = (int64_t)i * STEP, in_s = t % SEC;
+
+		if (in_s >= 500 * MS && in_s < 540 * MS)
+			continue; /* the stall: no slot sent */
+		p[n].seq = (uint32_t)n;
+		p[n].send_ns = T0 + t;
+		p[n].received = 1;
+		/* in flight at 490..540 ms of the second: held for the stall */
+		p[n].rtt_ns = RTT0_NS + 100 * MS + (in_s >= 380 * MS && in_s <= 540 * MS ? 40 * MS : 0);
+		n++;
+	}
+	assert_int_equal(analysis_buffer(p, n, T0, T0 + 9 * SEC, &RTT20, 20e6, &b), 0);
+	assert_true(b.stall_held >= 9 * 12);
+	assert_close(b.ms, 100.0, 1e-9, "the queue, not the stalls");
+	assert_close(b.q_max_ms, 100.0, 1e-9, "no held probe in the samples");
+	free(p);
+}
+
 /* Block maxima: full blocks, a trailing block kept only from half a block on, and a window
  * shorter than half a block taken as one block. */
 static void test_block_maxima(void **state)
@@ -982,6 +1012,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_block_maxima),
 		cmocka_unit_test(test_buffer_ci_slow_sawtooth),
 		cmocka_unit_test(test_buffer_ci_one_stall),
+		cmocka_unit_test(test_buffer_stalls_every_second),
 		cmocka_unit_test(test_buffer_ci_one_top_visit),
 		cmocka_unit_test(test_buffer_no_samples),
 		cmocka_unit_test(test_buffer_no_baseline),
