@@ -10,7 +10,8 @@
 #include <strings.h>
 #include <time.h>
 
-#include <openssl/rand.h>
+#include <sys/random.h>
+#include <sys/types.h>
 
 /* The only process-wide mutable state here: written by the signal handler, read by loops. */
 static volatile sig_atomic_t util_signal;
@@ -99,9 +100,25 @@ int util_interrupted(void)
 	return util_signal;
 }
 
+/* The kernel's generator (getrandom(2), which also seeds OpenSSL's), not RAND_bytes: the
+ * first RAND_bytes sets up OpenSSL's providers and DRBGs, about 2.2 MiB of resident library
+ * pages and heap that a daemon without TLS would otherwise carry from its first token on
+ * (docs/scale.md, "Memory"). Above 256 bytes a read may come back short or be interrupted. */
 int util_random(void *buf, size_t len)
 {
-	return RAND_bytes(buf, (int)len) == 1 ? 0 : -1;
+	uint8_t *p = buf;
+
+	while (len > 0) {
+		ssize_t n = getrandom(p, len, 0);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
 }
 
 double util_format_decimal(double v, int dec, char *buf, size_t len)

@@ -19,7 +19,7 @@ UTIL_WUR int util_parse_long(const char *s, long lo, long hi, long *out);
 void util_catch_interrupts(void);
 int util_interrupted(void);
 
-/* Cryptographically secure random bytes (OpenSSL); -1 if the RNG failed. */
+/* Cryptographically secure random bytes (the kernel's getrandom); -1 if it failed. */
 UTIL_WUR int util_random(void *buf, size_t len);
 
 /* Formats v rounded to dec decimals with trailing zeros trimmed, always with '.' as the

@@ -9,6 +9,7 @@
 #include "server/bulk.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -28,20 +29,45 @@
 #define BULK_IOV (2 * (BULK_CHUNK / RECORD_SIZE_MIN) + 4)
 #define BULK_REQ_READ 4096 /* requests are 16 bytes: a download socket reads little */
 
-/* Shared read-only payload for senders, filled once with random bytes (incompressible) by
- * bulk_init before the worker threads start; scratch space for sinks, one per thread (each
- * worker runs its own event loop). */
+/* Shared read-only payload for senders, filled with random bytes (incompressible) by the
+ * first flow of the daemon's life; scratch space for sinks, one per thread that runs flows
+ * (each worker runs its own event loop), allocated by that thread's first flow and freed when
+ * it ends (the key's destructor). Neither exists before a load flow: an idle or probe-only
+ * daemon carries neither (docs/scale.md, "Memory") — a 256 KiB _Thread_local array cost
+ * every thread, the reflector's and the main one's too, 256 KiB of RSS at start, as glibc
+ * clears each thread's TLS block. A flow runs on the thread that attached it (the session's
+ * worker), so its callbacks find that thread's scratch set. */
 static uint8_t bulk_payload[BULK_CHUNK];
-static _Thread_local uint8_t bulk_scratch[BULK_CHUNK];
-static int bulk_payload_ready;
+static pthread_once_t bulk_once = PTHREAD_ONCE_INIT;
+static pthread_key_t bulk_scratch_key;
+static int bulk_scratch_key_ok;
+static _Thread_local uint8_t *bulk_scratch;
 
-void bulk_init(void)
+static void bulk_init_once(void)
 {
-	if (bulk_payload_ready)
-		return;
 	if (util_random(bulk_payload, sizeof(bulk_payload)) < 0)
 		memset(bulk_payload, 0xa5, sizeof(bulk_payload));
-	bulk_payload_ready = 1;
+	bulk_scratch_key_ok = pthread_key_create(&bulk_scratch_key, free) == 0;
+}
+
+/* The payload filled and this thread's scratch allocated: 0, or -1 (out of memory or keys). */
+static int bulk_thread_ready(void)
+{
+	uint8_t *buf;
+
+	if (pthread_once(&bulk_once, bulk_init_once) != 0 || !bulk_scratch_key_ok)
+		return -1;
+	if (bulk_scratch != NULL)
+		return 0;
+	buf = malloc(BULK_CHUNK);
+	if (buf == NULL)
+		return -1;
+	if (pthread_setspecific(bulk_scratch_key, buf) != 0) {
+		free(buf);
+		return -1;
+	}
+	bulk_scratch = buf;
+	return 0;
 }
 
 static void bulk_unlink(struct bulk_flow *f)
@@ -262,11 +288,11 @@ static size_t bulk_sink_allowance(struct bulk_flow *f, int64_t now)
 	double avail;
 
 	if (f->sess->max_rate_bps == 0)
-		return sizeof(bulk_scratch);
+		return BULK_CHUNK;
 	avail = limits_bucket_avail(&f->sess->up_bucket, now);
 	if (avail < 1)
 		return 0;
-	return avail < (double)sizeof(bulk_scratch) ? (size_t)avail : sizeof(bulk_scratch);
+	return avail < (double)BULK_CHUNK ? (size_t)avail : BULK_CHUNK;
 }
 
 static void bulk_sink_callback(evutil_socket_t fd, short what, void *arg)
@@ -475,7 +501,13 @@ int bulk_attach_ssl(struct session *sess, int fd, SSL *ssl, const struct wire_da
 	int up = h->dir == WIRE_DIR_UP;
 	event_callback_fn cb;
 
-	bulk_init(); /* done already in the daemon (server.c); tests may skip it */
+	if (bulk_thread_ready() < 0) {
+		log_warnx("session %llu: load flow refused: no memory for its scratch",
+			  (unsigned long long)sess->id);
+		SSL_free(ssl);
+		close(fd);
+		return -1;
+	}
 	if (sess->tls_load && ssl == NULL)
 		log_debug("session %llu: plain data connection refused (the session asked for a TLS "
 			  "load)", (unsigned long long)sess->id);

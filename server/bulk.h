@@ -36,8 +36,6 @@ struct bulk_flow {
 	int failed;                    /* a TLS call failed inside a helper: close at the end */
 };
 
-/* Fills the senders' shared payload; call once before threads that run flows start. */
-void bulk_init(void);
 /* Attaches an accepted, validated data connection to sess and starts moving bytes. ssl: NULL
  * for a plain one; for a data connection of a TLS load the record stream runs inside it (its
  * handshake done on fd, so that OpenSSL could hand it to kernel TLS). pre/prelen: stream bytes

@@ -356,8 +356,6 @@ static int server_start_workers(struct server_ctx *srv, const struct server_conf
 {
 	int n = cfg->workers > 0 ? cfg->workers : worker_auto_count();
 
-	/* The senders' payload is filled before any worker can read it. */
-	bulk_init();
 	srv->workers = worker_pool_start(srv, srv->base, n, &server_worker_ops);
 	if (srv->workers == NULL)
 		return -1;

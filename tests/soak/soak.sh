@@ -7,7 +7,10 @@
 # exceed that of the first by at most BM_SOAK_RSS_TOL_KIB (default 1024 KiB) and the
 # descriptor peak by at most 8, and once the last client has ended the daemon holds exactly as
 # many descriptors as before the first. Every test must also complete (exit 0). Prints the
-# samples' figures and the tests run. As root it runs in a private network namespace.
+# samples' figures and the tests run. It also asserts the daemon's idle VmRSS, read before the
+# first client, is at most BM_SOAK_IDLE_RSS_KIB (default 8192 KiB: issue 16's "≤ 8 MiB idle",
+# docs/scale.md "Memory"; 0 turns it off, as sanitizer builds do, whose shadow memory is
+# counted). As root it runs in a private network namespace.
 # Usage: soak.sh BINDIR SECONDS   (scripts/soak.sh [MINUTES] builds and calls it)
 # Environment: BM_SOAK_PRELOAD=LIB runs the daemon with LD_PRELOAD=LIB (tests/soak/leakshim.c:
 # a daemon with an injected leak, to see the check fail).
@@ -22,6 +25,7 @@ netns_private BM_SOAK_NETNS "$0" "$bindir" "$secs"
 nclients=${BM_SOAK_CLIENTS:-3}
 every=${BM_SOAK_EVERY:-2}
 rss_tol=${BM_SOAK_RSS_TOL_KIB:-1024}
+idle_rss_max=${BM_SOAK_IDLE_RSS_KIB:-8192}
 warmup=$((secs / 4 > 20 ? secs / 4 : 20))
 
 tmp=$(mktemp -d)
@@ -116,5 +120,11 @@ if [ "$nfail" -ne 0 ]; then
 	rc=1
 fi
 [ "$ntests" -gt 0 ] || { echo "FAIL: no test ran"; rc=1; }
+if [ "$idle_rss_max" -gt 0 ] && [ "$idle_rss" -gt "$idle_rss_max" ]; then
+	echo "FAIL: idle RSS $idle_rss KiB before the first client, over $idle_rss_max KiB"
+	rc=1
+elif [ "$idle_rss_max" -gt 0 ]; then
+	echo "ok: idle RSS $idle_rss KiB before the first client, at most $idle_rss_max KiB"
+fi
 [ $rc -eq 0 ] && echo "PASS: flat" || echo "FAIL"
 exit $rc
