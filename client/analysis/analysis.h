@@ -67,10 +67,11 @@ struct delay_ref {
 size_t analysis_queue_samples(const struct probe_rec *p, size_t n, int64_t from, int64_t to,
 			      const struct delay_ref *ref, double *q);
 
-/* Maxima of consecutive blocks of `block` samples of a time-ordered series into out (room for
- * m / block + 1); a last block shorter than half a block is left out, and a series shorter
- * than that is one block. Returns how many (0 only when m is 0). */
-size_t analysis_block_maxima(const double *q, size_t m, size_t block, double *out);
+/* Maxima (rank 1) or second-highest values (rank 2) of consecutive blocks of `block` samples
+ * of a time-ordered series into out (room for m / block + 1); a last block shorter than half a
+ * block is left out, and a series shorter than that is one block. Returns how many (0 only
+ * when m is 0). */
+size_t analysis_block_maxima(const double *q, size_t m, size_t block, size_t rank, double *out);
 
 /* Buffer estimate from the queueing delay q of probes sent in [from, to): the top of the
  * standing queue, ms = median over 1 s blocks of each block's maximum q (each second

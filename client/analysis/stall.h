@@ -13,8 +13,8 @@
 #include "probes/udp.h"
 
 /* Marks held[i] = 1 for each answered probe of p[0..n) (send order) whose flight, send to
- * send + rtt, overlaps a gap of more than 1.5 median send intervals between two consecutive
- * sends; 0 for the others. Returns how many it marked. */
+ * send + rtt, overlaps a gap between two consecutive sends of more than 1.5 times the median
+ * of the 17 spacings around it; 0 for the others. Returns how many it marked. */
 size_t stall_held(const struct probe_rec *p, size_t n, uint8_t *held);
 
 #endif
