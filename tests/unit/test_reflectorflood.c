@@ -113,7 +113,9 @@ static void queue_probes(struct server_ctx *srv, int tx, const uint8_t *tok)
 	assert_int_equal(sent, QUEUED);
 }
 
-static void test_probes_not_paused(void **state)
+/* One try: how many of the queued valid probes the reflector answered before the main thread
+ * ran again; -1 when real-time priority is refused here. */
+static long probes_answered_first(void)
 {
 	static struct server_ctx srv;
 	static const uint8_t tok[WIRE_TOKEN_LEN] = { 0x5e, 0x55, 0x10, 0x17 };
@@ -122,8 +124,6 @@ static void test_probes_not_paused(void **state)
 	uint64_t first;
 	struct reflector *r;
 
-	if (geteuid() != 0)
-		skip();
 	memset(&srv, 0, sizeof(srv));
 	assert_int_equal(session_table_init(&srv.table, 4), 0);
 	sockets(&rx, &tx);
@@ -134,7 +134,10 @@ static void test_probes_not_paused(void **state)
 	assert_int_equal(sched_setaffinity(0, sizeof(one), &one), 0);
 	if (reflector_rt_begin(10) < 0) {
 		assert_int_equal(sched_setaffinity(0, sizeof(all), &all), 0);
-		skip();
+		close(rx);
+		close(tx);
+		session_table_free(&srv.table);
+		return -1;
 	}
 	r = reflector_start(&srv, rx, 1);
 	assert_non_null(r);
@@ -145,6 +148,23 @@ static void test_probes_not_paused(void **state)
 	close(tx);
 	session_table_free(&srv.table);
 	assert_int_equal(sched_setaffinity(0, sizeof(all), &all), 0);
+	return (long)first;
+}
+
+/* Up to three tries: a reflector that pauses on valid probes answers a batch and yields the
+ * CPU every time (256, as test_flood_leaves_cpu shows for a flood), so it fails all three; a
+ * thread the host did not run at once (CI, ASan build: 0 answered once) gets another try. */
+static void test_probes_not_paused(void **state)
+{
+	long first = 0;
+
+	if (geteuid() != 0)
+		skip();
+	for (int i = 0; i < 3 && first != QUEUED; i++) {
+		first = probes_answered_first();
+		if (first < 0)
+			skip();
+	}
 	assert_int_equal(first, QUEUED);
 }
 
