@@ -74,6 +74,34 @@ static void fq_drop_fattest(struct fqcodel *f)
 	free(p);
 }
 
+/* A queue is free when it is empty and on neither list. */
+static int fq_free(const struct fq_flow *fl)
+{
+	return fl->list == FQ_LIST_NONE && fl->q.count == 0;
+}
+
+/* The queue of the flow with this hash: the one of its set that holds it, else a free one of
+ * the set (which it takes), else the one its hash names, shared (every way busy). */
+static size_t fq_queue_of(struct fqcodel *f, uint32_t hash)
+{
+	size_t ways = f->nflows < FQ_WAYS ? f->nflows : FQ_WAYS;
+	size_t base = hash % (f->nflows / ways) * ways;
+	size_t free_i = SIZE_MAX;
+
+	for (size_t w = 0; w < ways; w++) {
+		struct fq_flow *fl = &f->flows[base + w];
+
+		if (fl->tag == hash && !fq_free(fl))
+			return base + w;
+		if (free_i == SIZE_MAX && fq_free(fl))
+			free_i = base + w;
+	}
+	if (free_i == SIZE_MAX)
+		return base + hash / (f->nflows / ways) % ways;
+	f->flows[free_i].tag = hash;
+	return free_i;
+}
+
 void fqcodel_enqueue(struct fqcodel *f, struct lab_pkt *p, uint64_t now_ns)
 {
 	struct pkt_info pi;
@@ -81,7 +109,7 @@ void fqcodel_enqueue(struct fqcodel *f, struct lab_pkt *p, uint64_t now_ns)
 	uint32_t len = p->len;
 
 	if (pkt_parse(p->data, p->len, &pi) == 0)
-		i = pi.flow_hash % f->nflows;
+		i = fq_queue_of(f, pi.flow_hash);
 	if (fifoq_push(&f->flows[i].q, p, now_ns) != 0) {
 		f->overflow_drops++;
 		return;
