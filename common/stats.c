@@ -74,3 +74,17 @@ double stats_percentile(const double *v, size_t n, double p)
 	free(copy);
 	return r;
 }
+
+void stats_top2(const double *v, size_t n, double *hi, double *second)
+{
+	*hi = -INFINITY;
+	*second = -INFINITY;
+	for (size_t i = 0; i < n; i++) {
+		if (v[i] > *hi) {
+			*second = *hi;
+			*hi = v[i];
+		} else if (v[i] > *second) {
+			*second = v[i];
+		}
+	}
+}

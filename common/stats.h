@@ -18,5 +18,8 @@ void stats_sort(double *v, size_t n);
 int stats_summarize(double *v, size_t n, struct stats_summary *out);
 /* Percentile of an unsorted array, without modifying it; NAN when n == 0. */
 double stats_percentile(const double *v, size_t n, double p);
+/* The highest and the second-highest of v[0..n) in one pass (a value that occurs twice is
+ * both); -INFINITY for each that n cannot give. */
+void stats_top2(const double *v, size_t n, double *hi, double *second);
 
 #endif

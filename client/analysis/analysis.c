@@ -21,6 +21,7 @@
 #include "client/analysis/stall.h"
 #include "client/analysis/tcpfallback.h"
 #include "common/clock.h"
+#include "common/stats.h"
 
 static const char *const buffer_method[] = {
 	[DELAY_RTT] = "the larger of the median of the 1 s maxima and the median level before the senders' back-offs, of queueing delay (RTT - idle min RTT) over the steady window, less the probes in flight while this host stalled; bytes = ms x IP-level goodput",
@@ -261,16 +262,9 @@ static ssize_t analysis_buffer_samples(const struct probe_rec *p, size_t n, int6
 /* The highest of v[0..n) (rank 1) or the second-highest (rank 2; the highest when n is 1). */
 static double ranked_of(const double *v, size_t n, size_t rank)
 {
-	double hi = v[0], second = -INFINITY;
+	double hi, second;
 
-	for (size_t i = 1; i < n; i++) {
-		if (v[i] > hi) {
-			second = hi;
-			hi = v[i];
-		} else if (v[i] > second) {
-			second = v[i];
-		}
-	}
+	stats_top2(v, n, &hi, &second);
 	return rank >= 2 && n >= 2 ? second : hi;
 }
 

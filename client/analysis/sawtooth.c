@@ -46,16 +46,9 @@ static double saw_median(const double *q, const struct saw_span *s, double *scra
 /* The second-highest sample of the span: one probe a host stall delayed is not a level. */
 static double saw_second_highest(const double *q, const struct saw_span *s)
 {
-	double hi = -INFINITY, second = -INFINITY;
+	double hi, second;
 
-	for (size_t i = s->a; i < s->b; i++) {
-		if (q[i] > hi) {
-			second = hi;
-			hi = q[i];
-		} else if (q[i] > second) {
-			second = q[i];
-		}
-	}
+	stats_top2(q + s->a, s->b - s->a, &hi, &second);
 	return second;
 }
 

@@ -139,6 +139,25 @@ static void test_summary_one(void **state)
 	assert_float_equal(s.p99, 12.25, EPS);
 }
 
+static void test_top2(void **state)
+{
+	double v[] = { 3.0, 9.5, -1.0, 9.5, 7.0 }, w[] = { 4.0, 1.0, 2.0 }, one[] = { 5.5 };
+	double hi, second;
+
+	(void)state;
+	stats_top2(v, 5, &hi, &second);
+	assert_float_equal(hi, 9.5, EPS);
+	assert_float_equal(second, 9.5, EPS); /* a value that occurs twice is both */
+	stats_top2(w, 3, &hi, &second);
+	assert_float_equal(hi, 4.0, EPS);
+	assert_float_equal(second, 2.0, EPS);
+	stats_top2(one, 1, &hi, &second);
+	assert_float_equal(hi, 5.5, EPS);
+	assert_true(isinf(second) && second < 0);
+	stats_top2(one, 0, &hi, &second);
+	assert_true(isinf(hi) && hi < 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -151,6 +170,7 @@ int main(void)
 		cmocka_unit_test(test_duplicates),
 		cmocka_unit_test(test_summary),
 		cmocka_unit_test(test_summary_one),
+		cmocka_unit_test(test_top2),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
