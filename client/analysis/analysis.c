@@ -657,8 +657,9 @@ static void analysis_buffer_for(struct test_result *r, const struct phase_result
 	b->lower_bound = !ph->saturated;
 	b->lower_bound_why = b->lower_bound ? "never saturated" : NULL;
 	analysis_limits(r, ph, dir, b);
-	/* A managed queue: the link is full but the queue stays short while packets are still
-	 * dropped (probes lost or TCP retransmitting) — the physical buffer is not observable. */
+	/* A hint of a managed queue: the link is full but the queue stays short while packets are
+	 * still dropped (probes lost or TCP retransmitting). The drop patterns use it; the queue
+	 * verdict, where definite, then decides (analysis_queue.c). */
 	if (b->valid && ph->saturated && b->ms < 30) {
 		int64_t retrans = dir == DELAY_DOWN ? ph->retrans_down : ph->retrans_up;
 		size_t lost = dir == DELAY_DOWN ? ph->lost_down : ph->lost_up;

@@ -3,6 +3,7 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "client/analysis/queueverdict.h"
 #include "common/stats.h"
@@ -72,6 +73,22 @@ static void analysis_queue_dir(struct test_result *r, const struct phase_result 
 	queueverdict_classify(&in, v);
 }
 
+/* The verdict, where it is definite, decides whether the direction's estimates report a
+ * managed queue: better evidence than the earlier "short, with drops" hint
+ * (analysis_buffer_for), which called a full 5 ms FIFO at 500 Mbit/s managed. An unknown
+ * verdict leaves the hint: a short queue with drops may still be kept off its top. */
+static void managed_from_verdict(const struct queue_verdict *v, struct buffer_estimate *b,
+				 struct buffer_estimate *bidir)
+{
+	int managed;
+
+	if (v->verdict == NULL || strcmp(v->verdict, "unknown") == 0)
+		return;
+	managed = strcmp(v->verdict, "fifo") != 0;
+	b->managed = managed;
+	bidir->managed = managed;
+}
+
 void analysis_queue(struct test_result *r, double floor_down_ms, double floor_up_ms)
 {
 	const struct phase_result *d = result_find_phase(r, PHASE_DOWNLOAD);
@@ -82,4 +99,6 @@ void analysis_queue(struct test_result *r, double floor_down_ms, double floor_up
 		analysis_queue_dir(r, d, 0, &r->buffer_down, floor_down_ms, &r->queue_down);
 	if (u != NULL && !r->http)
 		analysis_queue_dir(r, u, 1, &r->buffer_up, floor_up_ms, &r->queue_up);
+	managed_from_verdict(&r->queue_down, &r->buffer_down, &r->buffer_bidir_down);
+	managed_from_verdict(&r->queue_up, &r->buffer_up, &r->buffer_bidir_up);
 }

@@ -15,6 +15,8 @@
 #define QV_SPARSE_MS 3.0        /* the probes' queue under flow queuing (a sparse flow) */
 #define QV_FLOW_RISE_MS 5.0     /* the load flows' own queue that flow queuing leaves them */
 #define QV_NO_QUEUE_MS 5.0      /* q p95 below this: no queue formed */
+#define QV_MIN_QUEUE_MS 1.0    /* a standing queue shorter than this, */
+#define QV_MIN_QUEUE_PKTS 4.0  /* or than this many full-size packet times, is no queue */
 #define QV_FULL_FLOOR 0.8       /* floor ≥ this × top: the queue never drained (an AQM drains */
 #define QV_FULL_STANDING 0.85   /* it toward its target: floor/top 0.49-0.62 in the lab) */
 
@@ -73,10 +75,14 @@ static int qv_drops_at_top(const struct queueverdict_input *in)
 /* The queue stood at its top the whole time: its floor (or, unknown, its median) near the
  * top. A small FIFO limited in bytes drops the load's full-size segments but seldom a small
  * probe, so "drops at the top" may never be seen; an AQM would have drained the queue toward
- * its target instead. */
+ * its target instead. The top need only be a queue at all: a few packet times and a
+ * millisecond — not QV_NO_QUEUE_MS, which called a full 5 ms FIFO at 500 Mbit/s (200 packets)
+ * a policer (lab: top 4.95 ms, floor 4.53 ms). */
 static int qv_full_standing(const struct queueverdict_input *in)
 {
-	if (!(in->top_ms >= QV_NO_QUEUE_MS))
+	double pkt_ms = in->rate_mbps > 0 ? 1514 * 8 / (in->rate_mbps * 1e3) : 0;
+
+	if (!(in->top_ms >= QV_MIN_QUEUE_MS && in->top_ms >= QV_MIN_QUEUE_PKTS * pkt_ms))
 		return 0;
 	if (isfinite(in->floor_ms))
 		return in->floor_ms >= QV_FULL_FLOOR * in->top_ms;

@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "client/analysis/analysis.h"
+#include "client/analysis/analysis_queue.h"
 #include "client/model/config.h"
 #include "client/model/result.h"
 
@@ -732,6 +733,56 @@ static void test_loss_window_splits_run(void **state)
 	assert_int_equal(ph.lost_up + ph.lost_down, 1);
 }
 
+/* ---- the queue verdict decides "managed" ---- */
+
+/* One saturated download phase with the given standing queue, and a downlink estimate that
+ * the "short, with drops" hint called managed. */
+static void make_verdict_run(struct test_result *r, double p50, double p95, double top)
+{
+	struct client_config cfg;
+
+	config_defaults(&cfg);
+	result_init(r, &cfg);
+	r->phases[0] = (struct phase_result){ .kind = PHASE_DOWNLOAD, .start_ns = T0,
+					      .end_ns = T0 + 10 * SEC, .steady_start_ns = T0 + SEC,
+					      .saturated = 1, .down_mbps = 470, .retrans_down = 900 };
+	r->phases[0].q_down_ms = (struct stats_summary){ .n = 900, .p50 = p50, .p95 = p95 };
+	r->nphases = 1;
+	r->ip_overhead = 1.05;
+	r->buffer_down = (struct buffer_estimate){ .valid = 1, .ms = top, .sustained_ms = top,
+						   .managed = 1 };
+	r->buffer_bidir_down.managed = 1;
+}
+
+static void test_verdict_decides_managed(void **state)
+{
+	struct test_result r;
+
+	(void)state;
+	/* A full 5 ms FIFO at 500 Mbit/s (the lab's figures): not managed, bidir estimate too. */
+	make_verdict_run(&r, 4.744, 4.9, 4.953);
+	analysis_queue(&r, 4.525, NAN);
+	assert_string_equal(r.queue_down.verdict, "fifo");
+	assert_false(r.buffer_down.managed);
+	assert_false(r.buffer_bidir_down.managed);
+	result_free(&r);
+	/* CoDel-like: probes lost at the standing queue, far below the top: managed. */
+	make_verdict_run(&r, 5, 12, 20);
+	r.buffer_down.managed = 0;
+	r.phases[0].loss_down.steady_lost = 3;
+	r.phases[0].loss_down.steady_q_before_ms = 6;
+	analysis_queue(&r, 2, NAN);
+	assert_string_equal(r.queue_down.verdict, "aqm");
+	assert_true(r.buffer_down.managed);
+	result_free(&r);
+	/* Unknown (drops, but no probe placed them): the hint stands. */
+	make_verdict_run(&r, 10, 15, 20);
+	analysis_queue(&r, 3, NAN);
+	assert_string_equal(r.queue_down.verdict, "unknown");
+	assert_true(r.buffer_down.managed);
+	result_free(&r);
+}
+
 /* ---- analysis_run on a whole synthetic test ---- */
 
 #define RUN_IDLE (2 * SEC)
@@ -1033,6 +1084,7 @@ static void test_run_verdict_steady_losses(void **state)
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_verdict_decides_managed),
 		cmocka_unit_test(test_rate_linear),
 		cmocka_unit_test(test_rate_two_points),
 		cmocka_unit_test(test_steady_after_ramp),

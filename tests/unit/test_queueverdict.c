@@ -164,6 +164,25 @@ static void test_policer(void **state)
 	assert_non_null(strstr(v.evidence, "20.0 Mbit/s"));
 }
 
+/* A full 5 ms FIFO at 500 Mbit/s (lab, -P 16: no probe lost, the load's segments dropped) is a
+ * FIFO, not a policer, though its whole queue is under QV_NO_QUEUE_MS. */
+static void test_small_full_fifo_fast_link(void **state)
+{
+	struct queueverdict_input in = base();
+	struct queue_verdict v;
+
+	(void)state;
+	in.rate_mbps = 495.2, in.q_p50_ms = 4.744, in.q_p95_ms = 4.9, in.floor_ms = 4.525;
+	in.top_ms = 4.953, in.retrans = 15766, in.flow_q_ms = 4.349;
+	queueverdict_classify(&in, &v);
+	assert_string_equal(v.verdict, "fifo");
+	/* The same figures a hundred times smaller are no queue: a policer's jitter. */
+	in.q_p50_ms /= 100, in.q_p95_ms /= 100, in.floor_ms /= 100, in.top_ms /= 100;
+	in.flow_q_ms /= 100;
+	queueverdict_classify(&in, &v);
+	assert_string_equal(v.verdict, "policer");
+}
+
 static void test_unknown(void **state)
 {
 	struct queueverdict_input in = base();
@@ -210,6 +229,7 @@ int main(void)
 		cmocka_unit_test(test_marking_aqm),
 		cmocka_unit_test(test_flow_queuing),
 		cmocka_unit_test(test_policer),
+		cmocka_unit_test(test_small_full_fifo_fast_link),
 		cmocka_unit_test(test_unknown),
 		cmocka_unit_test(test_standing_queue_is_fifo),
 	};
