@@ -291,6 +291,27 @@ size_t analysis_block_maxima(const double *q, size_t m, size_t block, size_t ran
 	return nb;
 }
 
+/* The top is steady, whatever the spread of the 1 s levels mx (sorted), when the back-offs
+ * stood at one level (peaks_steady), or when the one back-off a slow sawtooth gave in the
+ * window stood where the queue also stood in another second: two or more seconds' levels within
+ * 5 % (or two packets) of it and none above (CI, one cubic flow, 100 ms buffer: one back-off
+ * at 98.2 ms, seconds at 97.6, 98.2 and 99.5 ms, the rest of its 45-91 ms climb read
+ * "unstable"). */
+static int analysis_top_steady(const struct buffer_estimate *b, const double *mx, size_t nb,
+			       double two_pkts)
+{
+	double band = fmax(0.05 * b->peak_ms, two_pkts);
+	size_t near = 0;
+
+	if (b->peaks_steady)
+		return 1;
+	if (b->peaks != 1 || nb == 0 || mx[nb - 1] > b->peak_ms + band)
+		return 0;
+	for (size_t i = 0; i < nb; i++)
+		near += mx[i] >= b->peak_ms - band;
+	return near >= 2;
+}
+
 /* The 95 % interval over the sorted 1 s maxima mx. Low: a bootstrap of the median (the
  * maxima are 1 s apart, so nearly independent). High: that bootstrap describes how the seconds
  * vary, not how far the queue's top lies above them — a CUBIC sawtooth reaches the top only
@@ -314,7 +335,8 @@ static void analysis_buffer_ci(const double *mx, const double *tops, size_t nb,
 	if (bootstrap_percentile_ci(mx, nb, 1, ANALYSIS_BLOCK_MAX_QUANTILE, 400, 0.95,
 				    0x626c6f61746d6574ULL ^ nb, &lo, &hi) < 0)
 		return;
-	out->unstable = (hi - lo) / 2 > 0.2 * fabs(out->ms) && !(out->peaks_steady && out->from_peaks);
+	out->unstable = (hi - lo) / 2 > 0.2 * fabs(out->ms) &&
+			!(analysis_top_steady(out, mx, nb, two_pkts) && out->from_peaks);
 	hi = fmax(hi, fmax(top, out->ms)); /* the interval holds the point (back-off peaks) */
 	out->has_ci = 1;
 	out->ci_low_ms = lo < 0 ? 0 : lo;

@@ -505,6 +505,63 @@ static void test_buffer_ci_one_stall(void **state)
 	free(p);
 }
 
+/* Queueing delay (ms) at t, linear between knots (t in s, q in ms; the last knot holds). */
+static double knots_q(const double (*k)[2], size_t n, double t)
+{
+	for (size_t i = 1; i < n; i++)
+		if (t < k[i][0])
+			return k[i - 1][1] + (k[i][1] - k[i - 1][1]) * (t - k[i - 1][0]) /
+						     (k[i][0] - k[i - 1][0]);
+	return k[n - 1][1];
+}
+
+static struct probe_rec *knots_probes(const double (*k)[2], size_t n)
+{
+	struct probe_rec *p = calloc(BUF_N, sizeof(*p));
+
+	assert_non_null(p);
+	for (int i = 0; i < BUF_N; i++) {
+		int64_t t = (int64_t)i * STEP;
+
+		p[i].seq = (uint32_t)i;
+		p[i].send_ns = T0 + t;
+		p[i].received = 1;
+		p[i].rtt_ns = RTT0_NS + (int64_t)(knots_q(k, n, (double)t / SEC) * MS);
+	}
+	return p;
+}
+
+/* One cubic flow's slow climb (CI lab run, 100 ms buffer): one back-off from 98.3 ms at 5.9 s,
+ * then the queue stands at that level again in the last two seconds. The seconds' levels
+ * spread from 25 to 99.5 ms, but the top is steady: not unstable ("unstable" on the old rule,
+ * which wanted two back-offs). When the queue never comes back (the second climb ends at
+ * 90 ms), it is unstable. */
+static void test_buffer_one_backoff_steady(void **state)
+{
+	static const double back[][2] = { { 0, 20 }, { 1, 25 }, { 2, 30 }, { 3, 35 }, { 4, 40 },
+					  { 5, 87 }, { 5.9, 98.3 }, { 5.91, 72 }, { 7, 91 },
+					  { 8, 97.7 }, { 9, 99.5 } };
+	static const double never[][2] = { { 0, 20 }, { 1, 25 }, { 2, 30 }, { 3, 35 }, { 4, 40 },
+					   { 5, 87 }, { 5.9, 98.3 }, { 5.91, 72 }, { 7, 80 },
+					   { 8, 85 }, { 9, 90 } };
+	struct probe_rec *p = knots_probes(back, sizeof(back) / sizeof(back[0]));
+	struct buffer_estimate b;
+
+	(void)state;
+	assert_int_equal(analysis_buffer(p, BUF_N, T0, T0 + 9 * SEC + STEP, &RTT20, 20e6, &b), 0);
+	assert_int_equal(b.peaks, 1);
+	assert_true(b.from_peaks);
+	assert_true(b.ms > 97.5 && b.ms <= 98.3);
+	assert_true(b.ci_high_ms - b.ci_low_ms > 0.4 * b.ms); /* wide: the old rule's "unstable" */
+	assert_false(b.unstable);
+	free(p);
+	p = knots_probes(never, sizeof(never) / sizeof(never[0]));
+	assert_int_equal(analysis_buffer(p, BUF_N, T0, T0 + 9 * SEC + STEP, &RTT20, 20e6, &b), 0);
+	assert_int_equal(b.peaks, 1);
+	assert_true(b.unstable);
+	free(p);
+}
+
 static void test_buffer_no_samples(void **state)
 {
 	struct probe_rec *p = buffer_probes();
@@ -1085,6 +1142,7 @@ int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_verdict_decides_managed),
+		cmocka_unit_test(test_buffer_one_backoff_steady),
 		cmocka_unit_test(test_rate_linear),
 		cmocka_unit_test(test_rate_two_points),
 		cmocka_unit_test(test_steady_after_ramp),
