@@ -861,12 +861,15 @@ static void test_cleanup(struct test *t)
 	}
 	SSL_CTX_free(t->load_tls);
 	if (t->probe) {
+		unsigned long long late;
+
 		if (!t->finishing)
 			udp_probe_stop(t->probe, 0);
 		r->probes_kernel_ts = udp_probe_kernel_stamps(t->probe);
-		if (udp_probe_late_sends(t->probe) > 0)
-			result_warn(r, "%llu probe slots were skipped because this host stalled",
-				    (unsigned long long)udp_probe_late_sends(t->probe));
+		late = udp_probe_late_sends(t->probe);
+		if (late > 0)
+			result_warn(r, "%llu probe slot%s %s skipped because this host stalled", late,
+				    late == 1 ? "" : "s", late == 1 ? "was" : "were");
 		r->probes = udp_probe_free(t->probe, &r->nprobes);
 	}
 	probeset_finish(t->aux, r);
