@@ -18,6 +18,7 @@
 #include "client/analysis/analysis.h"
 #include "client/analyze_cmd.h"
 #include "client/lab/lab.h"
+#include "client/lab/labtopo.h"
 #include "client/lab/userns.h"
 #include "client/model/config.h"
 #include "client/model/clientconf.h"
@@ -263,6 +264,13 @@ static void cli_option(enum client_opt opt, const char *arg, struct client_confi
 		break;
 	case CLIOPT_DELAY:
 		lab->delay_ms = cli_double(arg, 0, 1000, "invalid --delay (0-1000 ms)");
+		break;
+	case CLIOPT_HOPS:
+		lab->hops = (int)cli_long(arg, 1, LABTOPO_MAX_HOPS, "invalid --hops (1-8 routers)");
+		break;
+	case CLIOPT_BOTTLENECK_HOP:
+		lab->bottleneck_hop = (int)cli_long(arg, 1, LABTOPO_MAX_HOPS,
+						    "invalid --bottleneck-hop (1-8, at most --hops)");
 		break;
 	case CLIOPT_USER:
 		if (arg[0] == '\0' || strlen(arg) > 32)

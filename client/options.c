@@ -150,6 +150,11 @@ static const struct client_option options_table[CLIOPT_COUNT] = {
 	[CLIOPT_DELAY] = { "delay", 0, "MS", CLIOPT_LAB,
 			   "one-way path delay added each way, 0-1000 (default 0;\n"
 			   "needs a userspace --qdisc)" },
+	[CLIOPT_HOPS] = { "hops", 0, "N", CLIOPT_LAB,
+			  "routers between client and server, 1-8 (default 1)" },
+	[CLIOPT_BOTTLENECK_HOP] = { "bottleneck-hop", 0, "K", CLIOPT_LAB,
+				    "the router that holds the bottleneck, 1 to --hops\n"
+				    "(default 1); the others forward at full speed" },
 	[CLIOPT_JSON_FILE] = { "json-file", 0, "FILE", CLIOPT_ALL,
 			       "also write the JSON report to FILE (= --json=FILE)" },
 	[CLIOPT_HTTP] = { "http", 0, "URL", CLIOPT_ALL,
@@ -159,7 +164,7 @@ static const struct client_option options_table[CLIOPT_COUNT] = {
 			  "daemon's public listener" },
 	[CLIOPT_HTTPS] = { "https", 0, NULL, CLIOPT_LAB,
 			   "the same over HTTPS, with a lab certificate" },
-	[CLIOPT_PER_HOP] = { "per-hop", 0, "icmp|udp", CLIOPT_TEST,
+	[CLIOPT_PER_HOP] = { "per-hop", 0, "icmp|udp", CLIOPT_ALL,
 			     "latency of every hop to the server under load, from\n"
 			     "TTL-limited probes (20/s), and where the queue builds" },
 	[CLIOPT_USER] = { "user", 'Z', "USER", CLIOPT_TEST,
@@ -263,7 +268,8 @@ void options_usage(FILE *f)
 	      "       bloatmeter analyze [-J] FILE.pcap   (passive analysis of a capture)\n"
 	      "       bloatmeter lab [--down-rate RATE] [--up-rate RATE] [--down-buffer MS]\n"
 	      "                      [--up-buffer MS] [--qdisc NAME] [--ecn-mark]\n"
-	      "                      [--delay MS] [--ipv6] [options]\n",
+	      "                      [--delay MS] [--hops N] [--bottleneck-hop K] [--ipv6]\n"
+	      "                      [options]\n",
 	      f);
 	for (int s = CLIOPT_ALL; s <= CLIOPT_LAB; s++) {
 		fputs(heading[s], f);

@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "client/lab/labtopo.h"
 #include "client/lab/tunfwd.h"
 #include "common/clock.h"
 #include "common/log.h"
@@ -48,15 +49,16 @@ static const char *const lab_qdisc_names[LAB_QDISCS] = {
 	[LAB_QDISC_FQCODEL] = "fqcodel", [LAB_QDISC_PIE] = "pie",
 };
 
+/* The nodes the lab's steps address by role; the routers between them are plain forwarders. */
 enum lab_role { LAB_CLIENT, LAB_ROUTER, LAB_SERVER, LAB_ROLES };
-
-static const char lab_role_letter[LAB_ROLES] = { 'c', 'r', 's' };
 
 struct lab {
 	struct lab_config cfg;
 	struct lab_truth truth;
-	char ns[LAB_ROLES][32];        /* namespace names, bm<pid>-[crs] */
-	int created[LAB_ROLES];        /* which namespaces exist and must be deleted */
+	struct labtopo topo;           /* the chain: client, routers, server (labtopo.h) */
+	char ns[LABTOPO_MAX_NODES][32]; /* namespace names per node, bm<pid>-<suffix> */
+	int created[LABTOPO_MAX_NODES]; /* which namespaces exist and must be deleted */
+	int role_node[LAB_ROLES];      /* the node of each role */
 	int origin_fd;                 /* namespace of the creating thread */
 	int client_fd;
 	int in_client;                 /* the calling thread sits in the client namespace */
@@ -68,6 +70,11 @@ struct lab {
 	char server_host[INET6_ADDRSTRLEN];
 	struct labweb web;             /* --http / --https: the public listener (labweb.c) */
 };
+
+static const char *lab_ns(const struct lab *lab, enum lab_role r)
+{
+	return lab->ns[lab->role_node[r]];
+}
 
 /* Namespace names carry our pid, so one process can hold only one lab at a time. */
 static int lab_live;
@@ -144,10 +151,14 @@ static void lab_param(struct lab_truth *t, const char *name, double value)
 /* The truth about the queue: which, where, and the parameters it really runs with. */
 static void lab_truth_qdisc(const struct lab_config *cfg, struct lab_truth *t)
 {
+	char where[32] = "router";
+
+	if (t->hops > 1)
+		snprintf(where, sizeof(where), "router at hop %d of %d", t->bottleneck_hop, t->hops);
 	snprintf(t->qdisc, sizeof(t->qdisc), "%s", lab_qdisc_names[cfg->qdisc]);
-	snprintf(t->hop, sizeof(t->hop), "%s", cfg->qdisc == LAB_QDISC_TBF ?
-		 "router: tbf on veth-c (down) and veth-s (up)" :
-		 "router: userspace on " TUNFWD_DEV_DOWN " (down) and " TUNFWD_DEV_UP " (up)");
+	snprintf(t->hop, sizeof(t->hop), "%s: %s", where, cfg->qdisc == LAB_QDISC_TBF ?
+		 "tbf on veth-c (down) and veth-s (up)" :
+		 "userspace on " TUNFWD_DEV_DOWN " (down) and " TUNFWD_DEV_UP " (up)");
 	t->ecn_mark = cfg->ecn_mark;
 	t->delay_ms = cfg->delay_ms;
 	switch (cfg->qdisc) {
@@ -202,6 +213,22 @@ static int lab_check_qdisc(const struct lab_config *cfg, char *err, size_t errle
 	return 0;
 }
 
+/* The chain: 0 in either means the classic one router, the bottleneck. */
+static int lab_check_hops(const struct lab_config *cfg, struct lab_truth *t, char *err,
+			  size_t errlen)
+{
+	struct labtopo plan;
+
+	t->hops = cfg->hops > 0 ? cfg->hops : 1;
+	t->bottleneck_hop = cfg->bottleneck_hop > 0 ? cfg->bottleneck_hop : 1;
+	if (labtopo_plan(t->hops, t->bottleneck_hop, &plan) == -1) {
+		lab_err(err, errlen, "the lab has 1 to %d routers (--hops) and the bottleneck at one "
+			"of them (--bottleneck-hop 1 to --hops).", LABTOPO_MAX_HOPS);
+		return -1;
+	}
+	return 0;
+}
+
 static int lab_check_config(const struct lab_config *cfg, struct lab_truth *t, char *err,
 			    size_t errlen)
 {
@@ -223,7 +250,7 @@ static int lab_check_config(const struct lab_config *cfg, struct lab_truth *t, c
 		lab_err(err, errlen, "the lab needs a fixed daemon port, not 0.");
 		return -1;
 	}
-	if (lab_check_qdisc(cfg, err, errlen) == -1)
+	if (lab_check_qdisc(cfg, err, errlen) == -1 || lab_check_hops(cfg, t, err, errlen) == -1)
 		return -1;
 	lab_truth_qdisc(cfg, t);
 	t->down_rate_bps = cfg->down_rate_bps;
@@ -451,7 +478,7 @@ static void lab_netns_del(const char *ip, const char *name)
 
 /* ---- namespaces ---- */
 
-/* Parses bm<pid>-[crs]; returns 0 and the pid if name is one of ours. */
+/* Parses bm<pid>-<suffix> (labtopo.h); returns 0 and the pid if name is one of ours. */
 static int lab_parse_name(const char *name, pid_t *pid)
 {
 	char *end;
@@ -461,8 +488,7 @@ static int lab_parse_name(const char *name, pid_t *pid)
 		return -1;
 	errno = 0;
 	v = strtol(name + 2, &end, 10);
-	if (errno != 0 || v <= 0 || v > INT_MAX || end[0] != '-' ||
-	    strchr("crs", end[1]) == NULL || end[1] == '\0' || end[2] != '\0')
+	if (errno != 0 || v <= 0 || v > INT_MAX || end[0] != '-' || !labtopo_suffix_valid(end + 1))
 		return -1;
 	*pid = (pid_t)v;
 	return 0;
@@ -534,8 +560,8 @@ static int lab_make_namespaces(struct lab *lab, char *err, size_t errlen)
 {
 	char msg[512];
 
-	for (int r = 0; r < LAB_ROLES; r++) {
-		char *argv[] = { lab->ip, "netns", "add", lab->ns[r], NULL };
+	for (int i = 0; i < lab->topo.nnodes; i++) {
+		char *argv[] = { lab->ip, "netns", "add", lab->ns[i], NULL };
 
 		if (util_interrupted()) {
 			lab_err(err, errlen, "interrupted");
@@ -543,12 +569,12 @@ static int lab_make_namespaces(struct lab *lab, char *err, size_t errlen)
 		}
 		if (lab_run(argv, msg, sizeof(msg)) == -1) {
 			lab_err(err, errlen, "network namespaces are unavailable: ip netns add %s "
-				"failed: %s", lab->ns[r], msg);
+				"failed: %s", lab->ns[i], msg);
 			return -1;
 		}
-		lab->created[r] = 1;
+		lab->created[i] = 1;
 	}
-	lab->client_fd = lab_open_ns(lab->ns[LAB_CLIENT], err, errlen);
+	lab->client_fd = lab_open_ns(lab_ns(lab, LAB_CLIENT), err, errlen);
 	return lab->client_fd == -1 ? -1 : 0;
 }
 
@@ -574,73 +600,77 @@ static int lab_return(struct lab *lab)
 
 /* ---- links, addresses, routes, forwarding ---- */
 
-/* Router ports are veth-c (toward the client) and veth-s (toward the server); the client's and
- * the server's port is veth-r. Both ends are created inside the namespaces, never in ours. */
+/* Each veth pair is created inside a router's namespace with its peer moved to the neighbour's
+ * (never in ours): link 1 from router 1 (its neighbour is the client), the others from the
+ * router on the client's side. */
 static int lab_make_links(struct lab *lab, char *err, size_t errlen)
 {
-	const char *c = lab->ns[LAB_CLIENT], *r = lab->ns[LAB_ROUTER], *s = lab->ns[LAB_SERVER];
 	const char *ip = lab->ip;
 
-	if (lab_step(ip, err, errlen, "creating the client link", "-n", r, "link", "add", "veth-c",
-		     "type", "veth", "peer", "name", "veth-r", "netns", c, NULL) == -1 ||
-	    lab_step(ip, err, errlen, "creating the server link", "-n", r, "link", "add", "veth-s",
-		     "type", "veth", "peer", "name", "veth-r", "netns", s, NULL) == -1)
-		return -1;
+	for (int i = 0; i < lab->topo.nlinks; i++) {
+		const struct labtopo_link *l = &lab->topo.links[i];
+		const struct labtopo_end *mk = i == 0 ? &l->b : &l->a, *peer = i == 0 ? &l->a : &l->b;
+
+		if (lab_step(ip, err, errlen, "creating a veth link", "-n", lab->ns[mk->node], "link",
+			     "add", mk->dev, "type", "veth", "peer", "name", peer->dev, "netns",
+			     lab->ns[peer->node], NULL) == -1)
+			return -1;
+	}
 	/* Links come up before addresses so the nodad IPv6 addresses and their routes are live. */
-	for (int i = 0; i < LAB_ROLES; i++) {
+	for (int i = 0; i < lab->topo.nnodes; i++) {
 		if (lab_step(ip, err, errlen, "bringing up loopback", "-n", lab->ns[i], "link", "set",
 			     "lo", "up", NULL) == -1)
 			return -1;
 	}
-	if (lab_step(ip, err, errlen, "bringing up links", "-n", c, "link", "set", "veth-r", "up",
-		     NULL) == -1 ||
-	    lab_step(ip, err, errlen, "bringing up links", "-n", s, "link", "set", "veth-r", "up",
-		     NULL) == -1 ||
-	    lab_step(ip, err, errlen, "bringing up links", "-n", r, "link", "set", "veth-c", "up",
-		     NULL) == -1 ||
-	    lab_step(ip, err, errlen, "bringing up links", "-n", r, "link", "set", "veth-s", "up",
-		     NULL) == -1)
-		return -1;
+	for (int i = 0; i < lab->topo.nlinks; i++) {
+		const struct labtopo_link *l = &lab->topo.links[i];
+
+		if (lab_step(ip, err, errlen, "bringing up links", "-n", lab->ns[l->a.node], "link",
+			     "set", l->a.dev, "up", NULL) == -1 ||
+		    lab_step(ip, err, errlen, "bringing up links", "-n", lab->ns[l->b.node], "link",
+			     "set", l->b.dev, "up", NULL) == -1)
+			return -1;
+	}
 	return 0;
 }
 
-static int lab_addr(struct lab *lab, const char *ns, const char *dev, const char *v4,
-		    const char *v6, char *err, size_t errlen)
+static int lab_addr(struct lab *lab, const struct labtopo_end *e, char *err, size_t errlen)
 {
-	if (lab_step(lab->ip, err, errlen, "adding an IPv4 address", "-n", ns, "addr", "add", v4,
-		     "dev", dev, NULL) == -1 ||
-	    lab_step(lab->ip, err, errlen, "adding an IPv6 address", "-n", ns, "addr", "add", v6,
-		     "dev", dev, "nodad", NULL) == -1)
+	const char *ns = lab->ns[e->node];
+
+	if (lab_step(lab->ip, err, errlen, "adding an IPv4 address", "-n", ns, "addr", "add", e->v4,
+		     "dev", e->dev, NULL) == -1 ||
+	    lab_step(lab->ip, err, errlen, "adding an IPv6 address", "-n", ns, "addr", "add", e->v6,
+		     "dev", e->dev, "nodad", NULL) == -1)
 		return -1;
 	return 0;
 }
 
-/* Benchmarking ranges only (RFC 2544 198.18.0.0/15, RFC 5180 2001:2::/48). */
 static int lab_addresses(struct lab *lab, char *err, size_t errlen)
 {
-	const char *c = lab->ns[LAB_CLIENT], *r = lab->ns[LAB_ROUTER], *s = lab->ns[LAB_SERVER];
-
-	if (lab_addr(lab, c, "veth-r", "198.18.1.2/24", "2001:2:0:1::2/64", err, errlen) == -1 ||
-	    lab_addr(lab, r, "veth-c", "198.18.1.1/24", "2001:2:0:1::1/64", err, errlen) == -1 ||
-	    lab_addr(lab, r, "veth-s", "198.18.2.1/24", "2001:2:0:2::1/64", err, errlen) == -1 ||
-	    lab_addr(lab, s, "veth-r", "198.18.2.2/24", "2001:2:0:2::2/64", err, errlen) == -1)
-		return -1;
+	for (int i = 0; i < lab->topo.nlinks; i++) {
+		if (lab_addr(lab, &lab->topo.links[i].a, err, errlen) == -1 ||
+		    lab_addr(lab, &lab->topo.links[i].b, err, errlen) == -1)
+			return -1;
+	}
 	return 0;
 }
 
 static int lab_routes(struct lab *lab, char *err, size_t errlen)
 {
-	const char *c = lab->ns[LAB_CLIENT], *s = lab->ns[LAB_SERVER], *ip = lab->ip;
+	for (int i = 0; i < lab->topo.nnodes; i++) {
+		const struct labtopo_node *n = &lab->topo.nodes[i];
 
-	if (lab_step(ip, err, errlen, "adding the client's IPv4 route", "-n", c, "-4", "route",
-		     "add", "default", "via", "198.18.1.1", NULL) == -1 ||
-	    lab_step(ip, err, errlen, "adding the client's IPv6 route", "-n", c, "-6", "route",
-		     "add", "default", "via", "2001:2:0:1::1", NULL) == -1 ||
-	    lab_step(ip, err, errlen, "adding the server's IPv4 route", "-n", s, "-4", "route",
-		     "add", "default", "via", "198.18.2.1", NULL) == -1 ||
-	    lab_step(ip, err, errlen, "adding the server's IPv6 route", "-n", s, "-6", "route",
-		     "add", "default", "via", "2001:2:0:2::1", NULL) == -1)
-		return -1;
+		for (int k = 0; k < n->nroutes; k++) {
+			const struct labtopo_route *r = &n->routes[k];
+
+			if (lab_step(lab->ip, err, errlen, "adding an IPv4 route", "-n", lab->ns[i],
+				     "-4", "route", "add", r->v4_dst, "via", r->v4_via, NULL) == -1 ||
+			    lab_step(lab->ip, err, errlen, "adding an IPv6 route", "-n", lab->ns[i],
+				     "-6", "route", "add", r->v6_dst, "via", r->v6_via, NULL) == -1)
+				return -1;
+		}
+	}
 	return 0;
 }
 
@@ -652,45 +682,60 @@ static int lab_write_sysctl(const char *path, const char *value, char *err, size
 	int fd = open(path, O_WRONLY | O_CLOEXEC);
 
 	if (fd == -1 || write(fd, value, len) != (ssize_t)len) {
-		lab_err(err, errlen, "cannot write %s in the router namespace: %s.", path,
+		lab_err(err, errlen, "cannot write %s in a lab namespace: %s.", path,
 			strerror(errno));
 		if (fd != -1)
 			close(fd);
 		return -1;
 	}
 	if (close(fd) == -1) {
-		lab_err(err, errlen, "cannot write %s in the router namespace: %s.", path,
+		lab_err(err, errlen, "cannot write %s in a lab namespace: %s.", path,
 			strerror(errno));
 		return -1;
 	}
 	return 0;
 }
 
-static int lab_forwarding(struct lab *lab, char *err, size_t errlen)
+/* Forwarding on (routers), and no ICMP rate limit: the lab's routers and server answer every
+ * TTL-limited probe (--per-hop), so what a hop reports is its queue, not its error budget (real
+ * routers' limits are the per-hop analysis' business, tests/lab/lab_per_hop.sh ratelimit). */
+static int lab_node_sysctls(struct lab *lab, int node, char *err, size_t errlen)
 {
-	int fd, rc;
+	static const char *const paths[] = {
+		"/proc/sys/net/ipv4/ip_forward", "/proc/sys/net/ipv6/conf/all/forwarding",
+		"/proc/sys/net/ipv4/icmp_ratelimit", "/proc/sys/net/ipv6/icmp/ratelimit",
+	};
+	int fd, rc = 0;
 
 	if (util_interrupted()) {
 		lab_err(err, errlen, "interrupted");
 		return -1;
 	}
-	fd = lab_open_ns(lab->ns[LAB_ROUTER], err, errlen);
+	fd = lab_open_ns(lab->ns[node], err, errlen);
 	if (fd == -1)
 		return -1;
-	rc = lab_setns(fd, "router", err, errlen);
+	rc = lab_setns(fd, lab->topo.nodes[node].router ? "router" : "server", err, errlen);
 	close(fd);
 	if (rc == -1)
 		return -1;
-	log_debug("lab: enabling IPv4 and IPv6 forwarding in %s", lab->ns[LAB_ROUTER]);
-	rc = lab_write_sysctl("/proc/sys/net/ipv4/ip_forward", "1", err, errlen);
-	if (rc == 0)
-		rc = lab_write_sysctl("/proc/sys/net/ipv6/conf/all/forwarding", "1", err, errlen);
+	log_debug("lab: sysctls in %s", lab->ns[node]);
+	for (size_t i = lab->topo.nodes[node].router ? 0 : 2;
+	     i < sizeof(paths) / sizeof(paths[0]) && rc == 0; i++)
+		rc = lab_write_sysctl(paths[i], i < 2 ? "1" : "0", err, errlen);
 	if (lab_return(lab) == -1) {
 		lab_err(err, errlen, "cannot return to the original network namespace: %s.",
 			strerror(errno));
 		return -1;
 	}
 	return rc;
+}
+
+static int lab_forwarding(struct lab *lab, char *err, size_t errlen)
+{
+	for (int i = 1; i < lab->topo.nnodes; i++)
+		if (lab_node_sysctls(lab, i, err, errlen) == -1)
+			return -1;
+	return 0;
 }
 
 /* ---- shaping ---- */
@@ -704,7 +749,7 @@ static int lab_tbf(struct lab *lab, const char *dev, const char *dir, uint64_t r
 	snprintf(burst_s, sizeof(burst_s), "%llu", (unsigned long long)burst);
 	snprintf(limit_s, sizeof(limit_s), "%llu", (unsigned long long)limit);
 	snprintf(step, sizeof(step), "adding the %s tbf", dir);
-	return lab_step(lab->tc, err, errlen, step, "-n", lab->ns[LAB_ROUTER], "qdisc", "add",
+	return lab_step(lab->tc, err, errlen, step, "-n", lab_ns(lab, LAB_ROUTER), "qdisc", "add",
 			"dev", dev, "root", "tbf", "rate", rate_s, "burst", burst_s, "limit",
 			limit_s, NULL);
 }
@@ -715,7 +760,7 @@ static int lab_tbf(struct lab *lab, const char *dev, const char *dir, uint64_t r
 static int lab_tun_route(struct lab *lab, const char *dev, const char *from, const char *table,
 			 char *err, size_t errlen)
 {
-	const char *r = lab->ns[LAB_ROUTER], *ip = lab->ip;
+	const char *r = lab_ns(lab, LAB_ROUTER), *ip = lab->ip;
 
 	if (lab_step(ip, err, errlen, "bringing up a TUN device", "-n", r, "link", "set", dev, "up",
 		     NULL) == -1 ||
@@ -763,9 +808,9 @@ static int lab_tun(struct lab *lab, char *err, size_t errlen)
 		lab_err(err, errlen, "interrupted");
 		return -1;
 	}
-	snprintf(nspath, sizeof(nspath), "%s/%s", LAB_NETNS_DIR, lab->ns[LAB_ROUTER]);
+	snprintf(nspath, sizeof(nspath), "%s/%s", LAB_NETNS_DIR, lab_ns(lab, LAB_ROUTER));
 	log_debug("lab: starting the userspace bottleneck (%s) in %s", t->qdisc,
-		  lab->ns[LAB_ROUTER]);
+		  lab_ns(lab, LAB_ROUTER));
 	lab->fwd_stats = tunfwd_stats_map();
 	if (lab->fwd_stats == NULL) {
 		lab_err(err, errlen, "cannot map the userspace bottleneck's statistics: %s.",
@@ -808,14 +853,14 @@ static int lab_loss_rule(struct lab *lab, const char *dev, double pct, char *err
 		return 0;
 	snprintf(below, sizeof(below), "%ld", lround(pct * 100));
 	return lab_step(lab->ip, err, errlen, "adding a random-loss rule", "netns", "exec",
-			lab->ns[LAB_ROUTER], lab->nft, "add", "rule", "inet", "bmlab", "loss", "oifname",
+			lab_ns(lab, LAB_ROUTER), lab->nft, "add", "rule", "inet", "bmlab", "loss", "oifname",
 			dev, "numgen", "random", "mod", "10000", "<", below, "drop", NULL);
 }
 
 static int lab_loss(struct lab *lab, char *err, size_t errlen)
 {
 	const struct lab_truth *t = &lab->truth;
-	const char *r = lab->ns[LAB_ROUTER];
+	const char *r = lab_ns(lab, LAB_ROUTER);
 
 	if (t->down_loss_pct <= 0 && t->up_loss_pct <= 0)
 		return 0;
@@ -929,9 +974,9 @@ static int lab_start_daemon(struct lab *lab, char *err, size_t errlen)
 	snprintf(port, sizeof(port), "%u", (unsigned)lab->cfg.port);
 	n += labweb_daemon_args(&lab->web, argv + n);
 	argv[n] = lab->cfg.daemon_verbose ? "-v" : "-q";
-	snprintf(nspath, sizeof(nspath), "%s/%s", LAB_NETNS_DIR, lab->ns[LAB_SERVER]);
+	snprintf(nspath, sizeof(nspath), "%s/%s", LAB_NETNS_DIR, lab_ns(lab, LAB_SERVER));
 	log_debug("lab: starting %s -p %s %s in %s", lab->daemon, port,
-		  lab->cfg.daemon_verbose ? "-v" : "-q", lab->ns[LAB_SERVER]);
+		  lab->cfg.daemon_verbose ? "-v" : "-q", lab_ns(lab, LAB_SERVER));
 	if (pipe2(pipefd, O_CLOEXEC) == -1) {
 		lab_err(err, errlen, "cannot start bloatmeterd: pipe: %s.", strerror(errno));
 		return -1;
@@ -1103,11 +1148,15 @@ static struct lab *lab_alloc(const struct lab_config *cfg, const struct lab_trut
 	lab->truth = *truth;
 	lab->origin_fd = -1;
 	lab->client_fd = -1;
-	for (int r = 0; r < LAB_ROLES; r++)
-		snprintf(lab->ns[r], sizeof(lab->ns[r]), "bm%ld-%c", (long)getpid(),
-			 lab_role_letter[r]);
+	(void)labtopo_plan(truth->hops, truth->bottleneck_hop, &lab->topo); /* checked before */
+	for (int i = 0; i < lab->topo.nnodes; i++)
+		snprintf(lab->ns[i], sizeof(lab->ns[i]), "bm%ld-%s", (long)getpid(),
+			 lab->topo.nodes[i].suffix);
+	lab->role_node[LAB_CLIENT] = 0;
+	lab->role_node[LAB_ROUTER] = lab->topo.bneck_hop;
+	lab->role_node[LAB_SERVER] = lab->topo.nnodes - 1;
 	snprintf(lab->server_host, sizeof(lab->server_host), "%s",
-		 cfg->ipv6 ? "2001:2:0:2::2" : "198.18.2.2");
+		 cfg->ipv6 ? lab->topo.server_v6 : lab->topo.server_v4);
 	return lab;
 }
 
@@ -1269,10 +1318,10 @@ void lab_destroy(struct lab *lab)
 	lab->fwd_stats = NULL;
 	labweb_cleanup(&lab->web);
 	/* Deleting a namespace removes its veths and their qdiscs with it. */
-	for (int r = LAB_ROLES - 1; r >= 0; r--) {
-		if (lab->created[r]) {
-			lab_netns_del(lab->ip, lab->ns[r]);
-			lab->created[r] = 0;
+	for (int i = lab->topo.nnodes - 1; i >= 0; i--) {
+		if (lab->created[i]) {
+			lab_netns_del(lab->ip, lab->ns[i]);
+			lab->created[i] = 0;
 		}
 	}
 	if (lab->client_fd != -1)

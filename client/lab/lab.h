@@ -1,5 +1,6 @@
-/* lab: an emulated bottleneck in network namespaces — client — router — server joined by
- * veth pairs, one tbf per direction on the router's egress ports (queue limit = rate × buffer)
+/* lab: an emulated bottleneck in network namespaces — client — router(s) — server joined by
+ * veth pairs (a chain of up to 8 routers, labtopo.h), one tbf per direction on the bottleneck
+ * router's egress ports (queue limit = rate × buffer)
  * or a userspace bottleneck on TUN devices in the router (tunfwd: a FIFO or an AQM, and a path
  * delay) — with the real bloatmeterd running in the server namespace. */
 #ifndef BM_LAB_H
@@ -29,6 +30,8 @@ struct lab_config {
 	double down_loss_pct;      /* random loss injected on the router (nftables), 0 = none */
 	double up_loss_pct;
 	int ipv6;                  /* the client reaches the server over IPv6 */
+	int hops;                  /* routers in the chain, 1-8 (0 = 1) */
+	int bottleneck_hop;        /* the router that holds the bottleneck, 1..hops (0 = 1) */
 	const char *daemon_path;   /* bloatmeterd binary; NULL = look next to this program */
 	uint16_t port;             /* daemon's control port */
 	int daemon_verbose;        /* pass -v to the daemon */

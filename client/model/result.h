@@ -31,7 +31,9 @@ struct lab_truth {
 	uint64_t down_burst_bytes, up_burst_bytes; /* tbf burst actually configured */
 	double down_loss_pct, up_loss_pct;         /* random loss configured (0.01 % steps) */
 	char qdisc[16];        /* "tbf" (kernel) or the userspace one: fifo, codel, fqcodel, pie */
-	char hop[64];          /* where the bottleneck sits */
+	char hop[80];          /* where the bottleneck sits */
+	int hops;              /* routers between client and server */
+	int bottleneck_hop;    /* the one that holds the bottleneck (1..hops) */
 	int ecn_mark;          /* the AQM CE-marks ECT packets instead of dropping them */
 	double delay_ms;       /* fixed one-way delay added per direction (0 = none) */
 	/* The queue discipline's parameters, as it runs them (both directions alike). */

@@ -580,6 +580,8 @@ static json_object *json_lab(struct jb *b, const struct test_result *r)
 	jb_add(b, truth, "up_loss_pct", jb_num(b, t->up_loss_pct, DEC_PCT));
 	jb_add(b, truth, "qdisc", jb_str(b, t->qdisc));
 	jb_add(b, truth, "hop", jb_str(b, t->hop));
+	jb_add(b, truth, "hops", jb_int(b, t->hops));
+	jb_add(b, truth, "bottleneck_hop", jb_int(b, t->bottleneck_hop));
 	jb_add(b, truth, "ecn_mark", jb_bool(b, t->ecn_mark));
 	jb_add(b, truth, "delay_ms", jb_num(b, t->delay_ms, DEC_MS));
 	jb_add(b, truth, "qdisc_params", json_lab_params(b, t));

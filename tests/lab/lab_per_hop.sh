@@ -4,8 +4,9 @@
 # 3 (the server). The verdict must name that link (queue_location.after_hop 2, r2's address),
 # hops 1 and 2 must stay near idle and hop 3 rise by most of the buffer. Case "ratelimit": r1
 # rate-limits its ICMP errors (net.ipv4.icmp_ratelimit): the verdict still names hop 2 and
-# hop 1 is reported as rate-limiting ICMP. This is a test-only chain until `bloatmeter lab`
-# has routers (--hops); the daemon and client are the real binaries.
+# hop 1 is reported as rate-limiting ICMP. The chain is made here, not by `bloatmeter lab
+# --hops` (lab_chain.sh), because these cases set per-namespace sysctls the lab does not; the
+# daemon and client are the real binaries.
 # The Prometheus file, the HTML queue section and the flent hop series say the same.
 # Case "unpriv": the client runs as nobody and no ping socket is allowed, so --per-hop icmp
 # falls back to UDP and says so.
