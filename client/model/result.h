@@ -330,8 +330,11 @@ struct test_result {
 	const char *grade_down, *grade_up, *grade_overall; /* DSLReports bands; NULL if n/a */
 	int server_busy;               /* the server refused the test for now (exit code 4) */
 	int udp_blocked;               /* no UDP probe came back in the idle phase while the
-					* control connection worked: the loaded phases ran
-					* in-flow (TCP) probes instead */
+					* control connection worked, or UDP replies stopped later
+					* while TCP was heard: the loaded phases from then on ran
+					* in-flow (TCP) probes */
+	int64_t udp_blocked_ns;        /* when UDP replies stopped (the last one); 0: blocked
+					* from the start, or not blocked */
 	double worst_increase_ms;      /* the loaded phases' largest latency increase (grade_overall's); NaN if none */
 	double shaper_down_mbps, shaper_up_mbps; /* SQM/cake advice: 90 % of the IP-level rate */
 

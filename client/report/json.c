@@ -153,6 +153,10 @@ static json_object *json_probe_totals(struct jb *b, const struct test_result *r)
 	jb_add(b, o, "server_received", r->srv_probe_count ? jb_int(b, (int64_t)r->srv_probe_count)
 							    : NULL);
 	jb_add(b, o, "udp_blocked", json_object_new_boolean(r->udp_blocked));
+	jb_add(b, o, "udp_blocked_at_s",
+	       r->udp_blocked_ns > 0 ? jb_num(b, (double)(r->udp_blocked_ns - r->t0_ns) / NS_PER_SEC,
+					      DEC_S)
+				     : NULL);
 	return o;
 }
 

@@ -273,6 +273,43 @@ static void test_check_udp(struct test *t)
 		  "in-flow TCP probes");
 }
 
+/* UDP replies stopped mid-run while TCP is still heard: from here the path drops UDP. Later
+ * phases' load flows carry in-flow probes, and their RTT comes from TCP (tcpfallback.c); the
+ * phase running now keeps its UDP figures up to the block. */
+static void test_udp_stopped(struct test *t)
+{
+	const struct step *s = &t->steps[t->cur];
+	double at_s = (double)(t->live.udp_last_ns - t->res->t0_ns) / NS_PER_SEC;
+	char where[48] = "";
+
+	t->res->udp_blocked = 1;
+	t->res->udp_blocked_ns = t->live.udp_last_ns;
+	test_inflow_on(t);
+	if (s->kind >= 0)
+		snprintf(where, sizeof(where), " (the %s phase)", phase_name((enum phase_kind)s->kind));
+	result_warn(t->res, "UDP probes stopped getting replies %.1f s into the run%s while TCP "
+		    "worked: UDP looks blocked; later phases' RTT comes from in-flow TCP probes",
+		    at_s, where);
+	log_warnx("UDP probes stopped getting replies %.1f s into the run; going on with in-flow "
+		  "TCP probes", at_s);
+}
+
+/* Signs of life per channel: a silent path ends the run (the caller), a silent UDP only
+ * switches the probes. */
+static void test_liveness(struct test *t, int64_t now)
+{
+	struct liveness_counts c = {
+		.ctrl_frames = t->ctrl_frames,
+		.udp_replies = udp_probe_replies(t->probe),
+		.udp_sent = udp_probe_sent(t->probe),
+		.down_bytes = t->res->ndown ? t->res->down[t->res->ndown - 1].bytes : 0,
+	};
+
+	liveness_update(&t->live, now, &c);
+	if (!t->res->udp_blocked && liveness_udp_silent(&t->live, now))
+		test_udp_stopped(t);
+}
+
 static void test_end_step(struct test *t, int64_t now)
 {
 	struct step *s = &t->steps[t->cur];
@@ -484,8 +521,7 @@ static void test_tick_callback(evutil_socket_t fd, short what, void *arg)
 		return;
 	test_sample_down(t, now);
 	test_progress(t, now);
-	liveness_update(&t->live, now, t->ctrl_frames, udp_probe_replies(t->probe),
-			t->res->ndown ? t->res->down[t->res->ndown - 1].bytes : 0);
+	test_liveness(t, now);
 	if (liveness_outage(&t->live, now)) {
 		t->outage = 1;
 		test_fail(t, "nothing came from the server for %.0f s: the path or the server went dark",

@@ -192,7 +192,16 @@ if [ "$fail" -ne 0 ] || [ "$accuracy_fail" -ne 0 ]; then # keep the report to lo
 	cp "$r" "${LAB_KEEP_DIR:-/tmp}/lab-$name.json" && echo "report kept: ${LAB_KEEP_DIR:-/tmp}/lab-$name.json"
 	# What each estimate rests on (CI shows only a part of the output; this is the part to see).
 	jq -c '.buffer | to_entries[] | {dir: .key} + (.value | {ms, q_p99_ms, q_max_ms, samples,
-		backoff_peaks, backoff_peak_ms, ci95_ms, lower_bound_reason})' "$r" || true
+		backoff_peaks, backoff_peak_ms, stall_held_probes, ci95_ms, lower_bound_reason})' "$r" || true
+	# The clock fit the one-way figures rest on, and each loaded phase's 1 s maxima of the RTT
+	# over its idle minimum (a queue above the truth in every second, or only in some?).
+	jq -c '{clock_sync, warnings}' "$r" || true
+	jq -c '. as $r | [$r.samples.udp.data[] | select(.[1] != null)] as $d |
+		([$d[] | select(.[0] < $r.phases[0].end_s) | .[1]] | min) as $b |
+		$r.phases[] | select(.name != "idle") | (.steady_start_s // .start_s) as $s | .end_s as $e |
+		{phase: .name, steady_start_s: $s, rtt_1s_max_over_idle_ms: ([$d[] |
+		select(.[0] >= $s and .[0] < $e)] | group_by((.[0] - $s) | floor) |
+		map((map(.[1]) | max) - $b | . * 100 | round / 100))}' "$r" 2> /dev/null || true
 fi
 steal_verdict "$name" "$fail" "$accuracy_fail" "$steal" || exit 1
 echo "PASS $name"

@@ -286,9 +286,10 @@ static const struct delay_ref RTT_NOBASE = { DELAY_RTT, NAN, NULL };
 #define BUF_N 1000
 #define RTT0_NS (20 * MS)
 
-/* Probes every STEP from T0: RTT = rtt0 + sawtooth q; every 7th lost (its RTT field holds a
- * poison value); probes before T0 + 1 s see a 400 ms queue that the window must exclude. */
-static struct probe_rec *buffer_probes(void)
+/* BUF_N probes every STEP from T0 with RTT = rtt0 + q_ns(t since T0, ctx); with lose, every
+ * 7th is lost (its RTT field holds a poison value). */
+static struct probe_rec *probes_of(int64_t (*q_ns)(int64_t t, const void *ctx), const void *ctx,
+				   int lose)
 {
 	struct probe_rec *p = calloc(BUF_N, sizeof(*p));
 
@@ -298,12 +299,22 @@ static struct probe_rec *buffer_probes(void)
 
 		p[i].seq = (uint32_t)i;
 		p[i].send_ns = T0 + t;
-		p[i].received = i % 7 != 3;
-		p[i].rtt_ns = RTT0_NS + (t < SEC ? 400 * MS : sawtooth_q(t));
-		if (!p[i].received)
-			p[i].rtt_ns = 5 * SEC;
+		p[i].received = !lose || i % 7 != 3;
+		p[i].rtt_ns = p[i].received ? RTT0_NS + q_ns(t, ctx) : 5 * SEC;
 	}
 	return p;
+}
+
+/* The sawtooth, after a first second at a 400 ms queue that the window must exclude. */
+static int64_t buffer_q(int64_t t, const void *ctx)
+{
+	(void)ctx;
+	return t < SEC ? 400 * MS : sawtooth_q(t);
+}
+
+static struct probe_rec *buffer_probes(void)
+{
+	return probes_of(buffer_q, NULL, 1);
 }
 
 /* q (ms) of the received probes sent in [from, to), from the generator, not the records. */
@@ -316,7 +327,7 @@ static size_t expected_q(int64_t from, int64_t to, double *q)
 
 		if (T0 + t < from || T0 + t >= to || i % 7 == 3)
 			continue;
-		q[m++] = (double)(t < SEC ? 400 * MS : sawtooth_q(t)) / 1e6;
+		q[m++] = (double)buffer_q(t, NULL) / 1e6;
 	}
 	return m;
 }
@@ -515,20 +526,23 @@ static double knots_q(const double (*k)[2], size_t n, double t)
 	return k[n - 1][1];
 }
 
+struct knots {
+	const double (*k)[2];
+	size_t n;
+};
+
+static int64_t knots_q_ns(int64_t t, const void *ctx)
+{
+	const struct knots *kn = ctx;
+
+	return (int64_t)(knots_q(kn->k, kn->n, (double)t / SEC) * MS);
+}
+
 static struct probe_rec *knots_probes(const double (*k)[2], size_t n)
 {
-	struct probe_rec *p = calloc(BUF_N, sizeof(*p));
+	struct knots kn = { k, n };
 
-	assert_non_null(p);
-	for (int i = 0; i < BUF_N; i++) {
-		int64_t t = (int64_t)i * STEP;
-
-		p[i].seq = (uint32_t)i;
-		p[i].send_ns = T0 + t;
-		p[i].received = 1;
-		p[i].rtt_ns = RTT0_NS + (int64_t)(knots_q(k, n, (double)t / SEC) * MS);
-	}
-	return p;
+	return probes_of(knots_q_ns, &kn, 0);
 }
 
 /* One cubic flow's slow climb (CI lab run, 100 ms buffer): one back-off from 98.3 ms at 5.9 s,

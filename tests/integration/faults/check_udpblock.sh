@@ -7,7 +7,7 @@
 # true, the warning in the JSON and the text, in-flow latencies in the download and upload
 # phases and as those phases' RTT, valid against the schema, and no end by the liveness rule.
 # A second, shorter run adds the TCP connect probe: the idle phase's RTT, and so a latency
-# increase, come from it.
+# increase, come from it. A third starts with UDP open and blocks it mid-download.
 # Usage: check_udpblock.sh BINDIR SCHEMA
 set -uo pipefail
 bindir=$1
@@ -71,5 +71,39 @@ check "udpblock with --probes udp,tcp: exit 0, udp_blocked" \
 	eval '[ "$rc" = 0 ] && jq -e ".status == \"complete\" and .probes.udp_blocked == true" "$t" > /dev/null'
 check "udpblock with --probes udp,tcp: idle RTT from TCP connects, a latency increase under load" \
 	jq -e '(.phases[0].rtt_ms.p50 | numbers) and (.phases[1].latency_increase_ms | numbers)' "$t"
+
+# A path that starts dropping UDP mid-run: UDP answers through the idle phase and into the
+# download phase, then the same rules go in (about 2 s into the download). The client must see
+# UDP fall silent while TCP still works, say when and in which phase, and run the upload phase
+# on in-flow probes: exit 0, complete, udp_blocked with its time, the upload phase's RTT.
+ip netns exec "$c" nft delete table inet udpblock || { echo "FAIL udpblock: cannot lift the rules"; exit 1; }
+ip netns exec "$c" "$bindir/bloatmeter" -p 4751 --idle 3 -t 6 --gap 1 -P 2 --phases idle,download,upload \
+	--probes udp --json "$work/out/l.json" 10.77.2.2 > "$work/l.txt" 2> "$work/l.err" &
+cpid=$!
+sleep 6
+ip netns exec "$c" nft -f - << 'NFT' || { echo "FAIL udpblock: cannot load the nftables rules"; exit 1; }
+table inet udpblock {
+	chain in { type filter hook input priority 0; meta l4proto udp drop; }
+	chain out { type filter hook output priority 0; meta l4proto udp drop; }
+}
+NFT
+wait "$cpid"
+rc=$?
+cat "$work/l.err"
+l=$work/out/l.json
+jq -c '{status, error, udp_blocked: .probes.udp_blocked, at: .probes.udp_blocked_at_s, received: .probes.received,
+	warnings, phases: [.phases[] | {name, start_s, p50: .rtt_ms.p50}]}' "$l"
+check "udpblock later: exit 0, status complete, probes.udp_blocked true" \
+	eval '[ "$rc" = 0 ] && jq -e ".status == \"complete\" and .probes.udp_blocked == true and .probes.received > 100" "$l" > /dev/null'
+check "udpblock later: udp_blocked_at_s is in the download phase, before the rules went in (~6 s)" \
+	jq -e '. as $r | .probes.udp_blocked_at_s | numbers | . >= ($r.phases[] | select(.name == "download") | .start_s) and . <= 6.5' "$l"
+check "udpblock later: the warning says UDP stopped in the download phase" \
+	jq -e '[.warnings[] | select(test("UDP probes stopped getting replies .* \\(the download phase\\)"))] | length == 1' "$l"
+check "udpblock later: the text says so" grep -q "UDP probes stopped getting replies" "$work/l.txt"
+check "udpblock later: in-flow probes ran on the upload flows, and the upload phase's RTT comes from them" \
+	jq -e '([.probe_kinds[] | select(.kind == "inflow_up") | .samples] | add > 10) and
+		(.phases[] | select(.name == "upload") | .rtt_ms.p50 | numbers)' "$l"
+check "udpblock later: the report matches the schema" \
+	eval 'out=$($py -m jsonschema -i "$l" "$schema" 2>&1) && [ -z "$out" ]'
 [ "$fail" = 0 ] && echo "PASS udpblock" || echo "FAIL udpblock"
 exit "$fail"
