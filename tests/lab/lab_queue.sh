@@ -14,6 +14,10 @@
 #            the marks), aqm both ways;
 #   ecn-drops: CoDel without marking, the client's --ecn → the flows negotiate ECN but the
 #            path drops: no CE mark, retransmissions;
+#   policer: the kernel's tbf with a queue of two full frames (1.5 ms at 20 Mbit/s) and its
+#            4 ms burst: a token bucket that drops what exceeds its rate and burst instead of
+#            queueing it, as a policer does (this kernel has no police action) → policer both
+#            ways: losses (retransmissions) with a queueing p95 under 5 ms;
 #   codel-delay: CoDel, 200 ms limit, --delay 50 (100 ms of path RTT) → never fifo (aqm, or
 #            unknown: with CoDel's interval as RTT it drops near its sawtooth's peaks, above the
 #            standing queue), and the verdict's queue before loss no higher than 1.2 × its top:
@@ -26,7 +30,7 @@
 # marking). Each case demands its own verdict, so a classifier that said aqm for the FIFO, or fifo for
 # CoDel, fails here. The verdicts are classification checks (CPU steal does not void them); the
 # figures are accuracy checks (steal.sh).
-#   lab_queue.sh BINDIR fifo|codel|fqcodel|pie|ecn|ecn-drops|codel-delay
+#   lab_queue.sh BINDIR fifo|codel|fqcodel|pie|ecn|ecn-drops|codel-delay|policer
 set -euo pipefail
 bindir=$1 kind=$2
 . "$(dirname "$0")/tunlab.sh"
@@ -41,7 +45,8 @@ fqcodel) buf=200 want=fq ;;
 ecn) buf=200 want=aqm qdisc=codel extra=(--ecn-mark --ecn) ;;
 ecn-drops) buf=200 want=aqm qdisc=codel extra=(--ecn) ;;
 codel-delay) buf=200 want=aqm qdisc=codel extra=(--delay 50) ;;
-*) echo "usage: lab_queue.sh BINDIR fifo|codel|fqcodel|pie|ecn|ecn-drops|codel-delay"; exit 2 ;;
+policer) buf=1.5 want=policer qdisc=tbf ;;
+*) echo "usage: lab_queue.sh BINDIR fifo|codel|fqcodel|pie|ecn|ecn-drops|codel-delay|policer"; exit 2 ;;
 esac
 steal0=$(steal_read)
 rc=0
@@ -122,14 +127,19 @@ for d in down up; do
 done
 mark=off
 [ "$kind" = ecn ] && mark=on
-[ "$kind" = fifo ] && mark=
+[ "$kind" = fifo ] || [ "$kind" = policer ] && mark=
 phrase="$qdisc ("
-[ "$kind" = fifo ] && phrase="fifo per direction"
+[ "$kind" = fifo ] || [ "$kind" = policer ] && phrase="$qdisc per direction"
 check "text: the Lab truth line names the queue '$phrase'${mark:+ and ECN marking $mark}" \
 	"tr -s ' \n' ' ' < '$out/report.txt' | grep -qF 'Lab truth queue $phrase' &&
 	 { [ -z '$mark' ] || tr -s ' \n' ' ' < '$out/report.txt' | grep -qF 'ECN marking $mark'; }"
-check "text -v: the ground truth table names the queue, not a tbf" \
-	"tr -s ' \n' ' ' < '$out/report.txt' | grep -qF 'bottleneck $phrase' && ! grep -q tbf '$out/report.txt'"
+if [ "$qdisc" = tbf ]; then
+	check "text -v: the ground truth table names the tbf" \
+		"tr -s ' \n' ' ' < '$out/report.txt' | grep -qF 'bottleneck $phrase'"
+else
+	check "text -v: the ground truth table names the queue, not a tbf" \
+		"tr -s ' \n' ' ' < '$out/report.txt' | grep -qF 'bottleneck $phrase' && ! grep -q tbf '$out/report.txt'"
+fi
 check "HTML: the lab section names the queue" \
 	"grep -qF '<p class=\"lab-queue\">Bottleneck: $phrase' '$out/r.html'"
 leftover=$(ip netns list | grep -c "^bm$pid-" || true)
