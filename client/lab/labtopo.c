@@ -77,6 +77,9 @@ static void labtopo_routes(struct labtopo *t)
 	}
 }
 
+/* One digit per hop in the namespace suffix (h1..h9). */
+_Static_assert(LABTOPO_MAX_HOPS <= 9, "hop suffixes are one digit");
+
 int labtopo_plan(int hops, int bneck_hop, struct labtopo *t)
 {
 	if (hops < 1 || hops > LABTOPO_MAX_HOPS || bneck_hop < 1 || bneck_hop > hops)
@@ -95,7 +98,7 @@ int labtopo_plan(int hops, int bneck_hop, struct labtopo *t)
 		else if (i == bneck_hop)
 			snprintf(n->suffix, sizeof(n->suffix), "r");
 		else
-			snprintf(n->suffix, sizeof(n->suffix), "h%d", i);
+			snprintf(n->suffix, sizeof(n->suffix), "h%c", (char)('0' + i));
 	}
 	labtopo_links(t);
 	labtopo_routes(t);
