@@ -217,11 +217,9 @@ static int lab_check_qdisc(const struct lab_config *cfg, char *err, size_t errle
 static int lab_check_hops(const struct lab_config *cfg, struct lab_truth *t, char *err,
 			  size_t errlen)
 {
-	struct labtopo plan;
-
 	t->hops = cfg->hops > 0 ? cfg->hops : 1;
 	t->bottleneck_hop = cfg->bottleneck_hop > 0 ? cfg->bottleneck_hop : 1;
-	if (labtopo_plan(t->hops, t->bottleneck_hop, &plan) == -1) {
+	if (!labtopo_valid(t->hops, t->bottleneck_hop)) {
 		lab_err(err, errlen, "the lab has 1 to %d routers (--hops) and the bottleneck at one "
 			"of them (--bottleneck-hop 1 to --hops).", LABTOPO_MAX_HOPS);
 		return -1;
@@ -701,11 +699,16 @@ static int lab_write_sysctl(const char *path, const char *value, char *err, size
  * routers' limits are the per-hop analysis' business, tests/lab/lab_per_hop.sh ratelimit). */
 static int lab_node_sysctls(struct lab *lab, int node, char *err, size_t errlen)
 {
-	static const char *const paths[] = {
-		"/proc/sys/net/ipv4/ip_forward", "/proc/sys/net/ipv6/conf/all/forwarding",
-		"/proc/sys/net/ipv4/icmp_ratelimit", "/proc/sys/net/ipv6/icmp/ratelimit",
+	static const struct {
+		const char *path, *value;
+		int router_only;
+	} sysctls[] = {
+		{ "/proc/sys/net/ipv4/ip_forward", "1", 1 },
+		{ "/proc/sys/net/ipv6/conf/all/forwarding", "1", 1 },
+		{ "/proc/sys/net/ipv4/icmp_ratelimit", "0", 0 },
+		{ "/proc/sys/net/ipv6/icmp/ratelimit", "0", 0 },
 	};
-	int fd, rc = 0;
+	int router = lab->topo.nodes[node].router, fd, rc = 0;
 
 	if (util_interrupted()) {
 		lab_err(err, errlen, "interrupted");
@@ -714,14 +717,14 @@ static int lab_node_sysctls(struct lab *lab, int node, char *err, size_t errlen)
 	fd = lab_open_ns(lab->ns[node], err, errlen);
 	if (fd == -1)
 		return -1;
-	rc = lab_setns(fd, lab->topo.nodes[node].router ? "router" : "server", err, errlen);
+	rc = lab_setns(fd, router ? "router" : "server", err, errlen);
 	close(fd);
 	if (rc == -1)
 		return -1;
 	log_debug("lab: sysctls in %s", lab->ns[node]);
-	for (size_t i = lab->topo.nodes[node].router ? 0 : 2;
-	     i < sizeof(paths) / sizeof(paths[0]) && rc == 0; i++)
-		rc = lab_write_sysctl(paths[i], i < 2 ? "1" : "0", err, errlen);
+	for (size_t i = 0; i < sizeof(sysctls) / sizeof(sysctls[0]) && rc == 0; i++)
+		if (router || !sysctls[i].router_only)
+			rc = lab_write_sysctl(sysctls[i].path, sysctls[i].value, err, errlen);
 	if (lab_return(lab) == -1) {
 		lab_err(err, errlen, "cannot return to the original network namespace: %s.",
 			strerror(errno));
@@ -1148,7 +1151,7 @@ static struct lab *lab_alloc(const struct lab_config *cfg, const struct lab_trut
 	lab->truth = *truth;
 	lab->origin_fd = -1;
 	lab->client_fd = -1;
-	(void)labtopo_plan(truth->hops, truth->bottleneck_hop, &lab->topo); /* checked before */
+	(void)labtopo_plan(truth->hops, truth->bottleneck_hop, &lab->topo); /* labtopo_valid before */
 	for (int i = 0; i < lab->topo.nnodes; i++)
 		snprintf(lab->ns[i], sizeof(lab->ns[i]), "bm%ld-%s", (long)getpid(),
 			 lab->topo.nodes[i].suffix);

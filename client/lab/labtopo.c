@@ -80,9 +80,14 @@ static void labtopo_routes(struct labtopo *t)
 /* One digit per hop in the namespace suffix (h1..h9). */
 _Static_assert(LABTOPO_MAX_HOPS <= 9, "hop suffixes are one digit");
 
+int labtopo_valid(int hops, int bneck_hop)
+{
+	return hops >= 1 && hops <= LABTOPO_MAX_HOPS && bneck_hop >= 1 && bneck_hop <= hops;
+}
+
 int labtopo_plan(int hops, int bneck_hop, struct labtopo *t)
 {
-	if (hops < 1 || hops > LABTOPO_MAX_HOPS || bneck_hop < 1 || bneck_hop > hops)
+	if (!labtopo_valid(hops, bneck_hop))
 		return -1;
 	memset(t, 0, sizeof(*t));
 	t->hops = hops;

@@ -46,6 +46,9 @@ struct labtopo {
 	char server_v4[16], server_v6[40]; /* the server's address, without prefix */
 };
 
+/* Whether a chain of hops routers (1..LABTOPO_MAX_HOPS) with the bottleneck at bneck_hop
+ * (1..hops) can be planned. */
+int labtopo_valid(int hops, int bneck_hop);
 /* Plans a chain of hops routers (1..LABTOPO_MAX_HOPS) with the bottleneck at bneck_hop
  * (1..hops). Returns 0, or -1 if either is out of range. With one router the plan is the
  * classic lab: client 198.18.1.2 — router — server 198.18.2.2. */

@@ -12,6 +12,14 @@
 
 #include "client/lab/labtopo.h"
 
+/* Node n's route k: IPv4 destination and next hop. */
+static void assert_route4(const struct labtopo *t, int n, int k, const char *dst, const char *via)
+{
+	assert_true(k < t->nodes[n].nroutes);
+	assert_string_equal(t->nodes[n].routes[k].v4_dst, dst);
+	assert_string_equal(t->nodes[n].routes[k].v4_via, via);
+}
+
 static void test_one_router_is_classic(void **state)
 {
 	struct labtopo t;
@@ -34,8 +42,7 @@ static void test_one_router_is_classic(void **state)
 	assert_string_equal(t.server_v6, "2001:2:0:2::2");
 	/* the router needs no route: both its subnets are its own */
 	assert_int_equal(t.nodes[1].nroutes, 0);
-	assert_string_equal(t.nodes[0].routes[0].v4_dst, "default");
-	assert_string_equal(t.nodes[0].routes[0].v4_via, "198.18.1.1");
+	assert_route4(&t, 0, 0, "default", "198.18.1.1");
 	assert_string_equal(t.nodes[2].routes[0].v6_via, "2001:2:0:2::1");
 }
 
@@ -61,16 +68,14 @@ static void test_chain_of_three(void **state)
 	assert_string_equal(t.server_v4, "198.18.4.2");
 	/* router 1: on toward the server only; router 2: both ways; router 3: back only */
 	assert_int_equal(t.nodes[1].nroutes, 1);
-	assert_string_equal(t.nodes[1].routes[0].v4_via, "198.18.2.2");
+	assert_route4(&t, 1, 0, "default", "198.18.2.2");
 	assert_int_equal(t.nodes[2].nroutes, 2);
-	assert_string_equal(t.nodes[2].routes[0].v4_dst, "default");
-	assert_string_equal(t.nodes[2].routes[0].v4_via, "198.18.3.2");
-	assert_string_equal(t.nodes[2].routes[1].v4_dst, "198.18.1.0/24");
-	assert_string_equal(t.nodes[2].routes[1].v4_via, "198.18.2.1");
+	assert_route4(&t, 2, 0, "default", "198.18.3.2");
+	assert_route4(&t, 2, 1, "198.18.1.0/24", "198.18.2.1");
 	assert_int_equal(t.nodes[3].nroutes, 1);
 	assert_string_equal(t.nodes[3].routes[0].v6_dst, "2001:2:0:1::/64");
 	assert_string_equal(t.nodes[3].routes[0].v6_via, "2001:2:0:3::1");
-	assert_string_equal(t.nodes[4].routes[0].v4_via, "198.18.4.1");
+	assert_route4(&t, 4, 0, "default", "198.18.4.1");
 }
 
 static void test_out_of_range(void **state)
@@ -78,6 +83,8 @@ static void test_out_of_range(void **state)
 	struct labtopo t;
 
 	(void)state;
+	assert_false(labtopo_valid(2, 3));
+	assert_true(labtopo_valid(3, 3));
 	assert_int_equal(labtopo_plan(0, 1, &t), -1);
 	assert_int_equal(labtopo_plan(LABTOPO_MAX_HOPS + 1, 1, &t), -1);
 	assert_int_equal(labtopo_plan(2, 3, &t), -1);
