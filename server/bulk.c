@@ -574,6 +574,21 @@ void bulk_down_totals(const struct session *sess, struct tcp_totals *t)
 			sock_tcp_totals_add(f->fd, t);
 }
 
+uint32_t bulk_down_srtt_us(const struct session *sess)
+{
+	uint64_t sum = 0, n = 0;
+
+	for (const struct bulk_flow *f = sess->flows; f; f = f->next) {
+		struct sock_tcp_stats ti;
+
+		if (f->dir == WIRE_DIR_DOWN && sock_tcp_info(f->fd, &ti) == 0 && ti.rtt_us > 0) {
+			sum += ti.rtt_us;
+			n++;
+		}
+	}
+	return n > 0 ? (uint32_t)(sum / n) : 0;
+}
+
 void bulk_tune(struct session *sess)
 {
 	for (struct bulk_flow *f = sess->flows; f; f = f->next) {

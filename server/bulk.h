@@ -49,6 +49,10 @@ int bulk_attach_ssl(struct session *sess, int fd, struct ssl_st *ssl,
 void bulk_close(struct bulk_flow *f);
 /* TCP_INFO totals of the session's download flows, open and closed. */
 void bulk_down_totals(const struct session *sess, struct tcp_totals *t);
+/* The mean smoothed RTT (µs) of the session's open download flows, as their sender measures
+ * it; 0 without one. Karn's rule keeps retransmissions out of it, unlike the client's
+ * receive-side estimate, which loss recovery inflates. */
+uint32_t bulk_down_srtt_us(const struct session *sess);
 /* Re-tunes TCP_NOTSENT_LOWAT of the session's senders from their delivery rate. */
 void bulk_tune(struct session *sess);
 /* Every tick: closes the session's flows that moved no byte for idle-timeout, and lets

@@ -115,6 +115,7 @@ static json_object *session_stats(struct session *s, int final)
 {
 	json_object *msg = wire_ctrl_new("stats");
 	struct tcp_totals tt;
+	uint32_t srtt;
 
 	json_object_object_add(msg, "t_ns", json_object_new_int64(clock_mono_ns()));
 	json_object_object_add(msg, "up_rx_bytes", json_object_new_int64((int64_t)s->up_rx_bytes));
@@ -134,6 +135,9 @@ static json_object *session_stats(struct session *s, int final)
 			       json_object_new_int64((int64_t)tt.rwnd_limited_us));
 	json_object_object_add(msg, "down_sndbuf_limited_us",
 			       json_object_new_int64((int64_t)tt.sndbuf_limited_us));
+	srtt = bulk_down_srtt_us(s);
+	if (srtt > 0)
+		json_object_object_add(msg, "down_srtt_us", json_object_new_int64(srtt));
 	if (final)
 		json_object_object_add(msg, "final", json_object_new_boolean(1));
 	return msg;

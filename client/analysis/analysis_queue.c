@@ -8,30 +8,37 @@
 #include "client/analysis/queueverdict.h"
 #include "common/stats.h"
 
-/* The load flows' own RTT (ms) in [from, to): the client's TCP_INFO of this direction's flows —
- * the smoothed RTT of upload flows (the client sends), the receiver's RTT estimate of download
- * flows (the client only receives). Median, or NAN without samples. */
+/* Median of the n values in v (ms), or NAN without any. */
+static double median_ms(double *v, size_t n)
+{
+	struct stats_summary s;
+
+	return n > 0 && stats_summarize(v, n, &s) == 0 ? s.p50 : NAN;
+}
+
+/* The load flows' own RTT (ms) in [from, to), as their sender measures it: the client's
+ * TCP_INFO of upload flows; the server's (its stats, one mean per 100 ms) of download flows.
+ * Not the client's receive-side estimate of a download flow, which loss recovery inflates: a
+ * policer's ~1400 retransmissions in 8 s read 208 ms with no queue (lab, CI). Median, or NAN
+ * without samples (an older server). */
 static double flow_rtt_ms(const struct test_result *r, int up, int64_t from, int64_t to)
 {
-	double *v = malloc((r->nflows + 1) * sizeof(*v));
+	size_t cap = up ? r->nflows : r->nup;
+	double *v = malloc((cap + 1) * sizeof(*v)), med;
 	size_t n = 0;
-	double med = NAN;
 
 	if (v == NULL)
 		return NAN;
-	for (size_t i = 0; i < r->nflows; i++) {
+	for (size_t i = 0; up && i < r->nflows; i++) {
 		const struct flow_sample *f = &r->flows[i];
-		uint32_t us = up ? f->rtt_us : f->rcv_rtt_us;
 
-		if (f->up == up && f->t_ns >= from && f->t_ns < to && us > 0)
-			v[n++] = us / 1e3;
+		if (f->up && f->t_ns >= from && f->t_ns < to && f->rtt_us > 0)
+			v[n++] = f->rtt_us / 1e3;
 	}
-	if (n > 0) {
-		struct stats_summary s;
-
-		if (stats_summarize(v, n, &s) == 0)
-			med = s.p50;
-	}
+	for (size_t i = 0; !up && r->srv_srtt_us != NULL && i < r->nup; i++)
+		if (r->up[i].t_ns >= from && r->up[i].t_ns < to && r->srv_srtt_us[i] > 0)
+			v[n++] = r->srv_srtt_us[i] / 1e3;
+	med = median_ms(v, n);
 	free(v);
 	return med;
 }

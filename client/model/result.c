@@ -23,6 +23,8 @@ void result_free(struct test_result *r)
 	free(r->probes);
 	free(r->down);
 	free(r->up);
+	free(r->srv_srtt_us);
+	r->srv_srtt_us = NULL;
 	free(r->flows);
 	r->flows = NULL;
 	for (int i = 0; i < r->nseries; i++)

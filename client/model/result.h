@@ -288,6 +288,8 @@ struct test_result {
 	struct tput_rec *down;         /* client-received download bytes */
 	size_t ndown;
 	struct tput_rec *up;           /* server-received upload bytes, mapped to client clock */
+	uint32_t *srv_srtt_us;         /* per up sample: the server's download flows' mean smoothed
+					* RTT then, as their sender measures it (0: none) */
 	size_t nup;
 	struct flow_sample *flows;     /* TCP_INFO of every client load flow, every 100 ms */
 	size_t nflows;

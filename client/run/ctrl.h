@@ -37,6 +37,7 @@ struct ctrl_stats {
 	int64_t cc_failures;
 	struct tcp_totals down; /* TCP_INFO totals of the server's download flows (0 if absent) */
 	int64_t loop_cpu_ns;    /* CPU time of the server's load loop (-1 if absent) */
+	uint32_t down_srtt_us;  /* mean smoothed RTT of its open download flows (0: none/absent) */
 	int final;
 };
 

@@ -546,6 +546,22 @@ static void test_tick_callback(evutil_socket_t fd, short what, void *arg)
 	test_begin_step(t, now);
 }
 
+/* Grows the arrays kept beside each upload sample to the samples' capacity. */
+static int test_grow_up_extras(struct test *t)
+{
+	int64_t *a = realloc(t->up_srv_t, t->cap_up * sizeof(*a));
+	uint32_t *b;
+
+	if (a == NULL)
+		return -1;
+	t->up_srv_t = a;
+	b = realloc(t->res->srv_srtt_us, t->cap_up * sizeof(*b));
+	if (b == NULL)
+		return -1;
+	t->res->srv_srtt_us = b;
+	return 0;
+}
+
 /* Stores one upload sample from the server's stats. */
 static void test_on_stats(struct test *t, const struct ctrl_stats *st)
 {
@@ -556,16 +572,12 @@ static void test_on_stats(struct test *t, const struct ctrl_stats *st)
 		test_fail(t, "out of memory");
 		return;
 	}
-	if (t->cap_up != cap) {
-		int64_t *a = realloc(t->up_srv_t, t->cap_up * sizeof(*a));
-
-		if (a == NULL) {
-			test_fail(t, "out of memory");
-			return;
-		}
-		t->up_srv_t = a;
+	if (t->cap_up != cap && test_grow_up_extras(t) < 0) {
+		test_fail(t, "out of memory");
+		return;
 	}
 	t->up_srv_t[r->nup - 1] = st->t_ns;
+	r->srv_srtt_us[r->nup - 1] = st->down_srtt_us;
 	t->srv_totals = st->down;
 	t->srv_cpu_ns = st->loop_cpu_ns;
 	t->srv_t_ns = st->t_ns;

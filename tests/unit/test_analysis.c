@@ -854,6 +854,60 @@ static void test_verdict_decides_managed(void **state)
 	result_free(&r);
 }
 
+/* A download phase of make_verdict_run with 10 s of load-flow readings: the client's
+ * receive-side RTT estimate at rcv_ms, the server's sender-side smoothed RTT at srtt_ms. */
+static void add_flow_rtts(struct test_result *r, double rcv_ms, double srtt_ms)
+{
+	size_t n = 100;
+
+	r->rtt0_ms = 0.3;
+	r->flows = calloc(n, sizeof(*r->flows));
+	r->up = calloc(n, sizeof(*r->up));
+	r->srv_srtt_us = calloc(n, sizeof(*r->srv_srtt_us));
+	assert_non_null(r->flows);
+	assert_non_null(r->up);
+	assert_non_null(r->srv_srtt_us);
+	for (size_t i = 0; i < n; i++) {
+		int64_t t = T0 + (int64_t)i * SEC / 10;
+
+		r->flows[i] = (struct flow_sample){ .t_ns = t, .rtt_us = 300,
+						    .rcv_rtt_us = (uint32_t)(rcv_ms * 1e3) };
+		r->up[i].t_ns = t;
+		r->srv_srtt_us[i] = (uint32_t)(srtt_ms * 1e3);
+	}
+	r->nflows = r->nup = n;
+}
+
+/* A policer drops ~1400 segments with no queue; loss recovery inflates the receiver's RTT
+ * estimate of the download flows (208 ms in CI), not the sender's: no flow queuing. */
+static void test_verdict_policer_not_fq(void **state)
+{
+	struct test_result r;
+
+	(void)state;
+	make_verdict_run(&r, 0.2, 1.1, 1.5);
+	r.phases[0].retrans_down = 1429;
+	add_flow_rtts(&r, 208, 0.9);
+	analysis_queue(&r, 0.05, NAN);
+	assert_string_equal(r.queue_down.verdict, "policer");
+	assert_close(r.queue_down.flow_q_ms, 0.6, 0.01, "the sender's RTT rise");
+	result_free(&r);
+	/* Flow queuing: the sender's own RTT rises while the probes see no queue. */
+	make_verdict_run(&r, 0.2, 1.1, 1.5);
+	add_flow_rtts(&r, 60, 40.3);
+	analysis_queue(&r, 0.05, NAN);
+	assert_string_equal(r.queue_down.verdict, "fq");
+	result_free(&r);
+	/* No server readings (an older server): no flow-queuing claim for the downlink. */
+	make_verdict_run(&r, 0.2, 1.1, 1.5);
+	add_flow_rtts(&r, 208, 0.9);
+	free(r.srv_srtt_us);
+	r.srv_srtt_us = NULL;
+	analysis_queue(&r, 0.05, NAN);
+	assert_string_equal(r.queue_down.verdict, "policer");
+	result_free(&r);
+}
+
 /* ---- analysis_run on a whole synthetic test ---- */
 
 #define RUN_IDLE (2 * SEC)
@@ -1156,6 +1210,7 @@ int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_verdict_decides_managed),
+		cmocka_unit_test(test_verdict_policer_not_fq),
 		cmocka_unit_test(test_buffer_one_backoff_steady),
 		cmocka_unit_test(test_rate_linear),
 		cmocka_unit_test(test_rate_two_points),
