@@ -115,6 +115,18 @@ if [ "$(id -u)" -eq 0 ]; then
 		fi
 	done
 	rm -rf "$js"
+	# --quick: at most 12 s end to end, idle, download and upload, no bidirectional phase.
+	t0=$(date +%s.%N)
+	out=$($x $b -p 4997 --quick -J 127.0.0.1 2> /dev/null)
+	t1=$(date +%s.%N)
+	kinds=$(jq -r '[.phases[].name] | join(",")' <<< "$out" 2> /dev/null)
+	if [ "$kinds" = "idle,download,upload" ] && jq -e '.status == "complete"' <<< "$out" > /dev/null &&
+		awk -v a="$t0" -v b="$t1" 'BEGIN { exit !(b - a <= 12) }'; then
+		echo "ok   --quick: $kinds, complete in $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }') s"
+	else
+		echo "FAIL: --quick: phases '$kinds' in $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }') s (want idle,download,upload within 12 s): $(head -c 200 <<< "$out")"
+		fail=1
+	fi
 	kill $dual 2> /dev/null
 	wait $dual 2> /dev/null
 	$x "$bindir/hostile" --silent 4998 10 &
