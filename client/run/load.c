@@ -9,7 +9,7 @@
 #include "client/run/load.h"
 
 #include <errno.h>
-#include <poll.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,7 +36,9 @@ struct load_flow {
 	struct load *l;
 	int fd;
 	int up;
-	int connecting;               /* added later: its connect is still in progress */
+	int connecting;               /* its connect (or TLS handshake) is still in progress */
+	int initial;                  /* one of the phase's flows, not -P auto's: its failure
+				       * fails the phase */
 	uint16_t id;
 	struct event *ev;
 	struct record_parser rx;      /* download: the server's records; upload: its responses */
@@ -52,7 +54,7 @@ struct load_flow {
 	short rd_wants, wr_wants;     /* events the pending read and write wait for (0: none) */
 	short events;                 /* what ev watches now */
 	int failed;                   /* a TLS call failed inside a helper: close at the end */
-	int64_t hs_deadline_ns;       /* added flow: end of its TLS handshake */
+	int64_t hs_deadline_ns;       /* TLS: end of its handshake */
 };
 
 struct load {
@@ -69,6 +71,7 @@ struct load {
 	struct load_info info;
 	struct load_opts opts;
 	struct event *inflow_ev, *sample_ev;
+	int fail_told;                 /* opts.on_fail was called */
 	uint32_t next_seq;
 	int rr[2];                     /* round-robin position per direction ([1] upload) */
 	struct rtt_sample *done[2];    /* completed in-flow samples per direction, not yet taken */
@@ -392,129 +395,6 @@ static void load_set_cc(struct load *l, int fd, const char *cc)
 		snprintf(l->info.cc_used, sizeof(l->info.cc_used), "unknown");
 }
 
-/* The poll set over all flows for the connect and TLS stages, and the deadline both get:
- * the connect timeout from now. NULL with err when out of memory. */
-static struct pollfd *load_pollset(const struct load *l, int64_t *deadline, char *err,
-				   size_t errlen)
-{
-	struct pollfd *pfd = calloc((size_t)l->n, sizeof(*pfd));
-
-	*deadline = clock_mono_ns() + (int64_t)LOAD_CONNECT_TIMEOUT_MS * NS_PER_MS;
-	if (pfd == NULL)
-		snprintf(err, errlen, "out of memory");
-	return pfd;
-}
-
-/* Waits on the poll set until the deadline: poll's count (0 when interrupted), or -1 with
- * "STAGE within N ms" or the poll error in err. */
-static int load_poll_until(const struct load *l, struct pollfd *pfd, int64_t deadline,
-			   const char *stage, char *err, size_t errlen)
-{
-	int64_t left = (deadline - clock_mono_ns()) / NS_PER_MS;
-	int n;
-
-	if (left <= 0) {
-		snprintf(err, errlen, "%s within %d ms", stage, LOAD_CONNECT_TIMEOUT_MS);
-		return -1;
-	}
-	n = poll(pfd, (nfds_t)l->n, (int)left);
-	if (n < 0 && errno != EINTR) {
-		snprintf(err, errlen, "poll: %s", strerror(errno));
-		return -1;
-	}
-	return n < 0 ? 0 : n;
-}
-
-/* Starts every flow's connect at once, so a phase's flows start together even when an
- * already-filled queue delays each handshake. */
-static int load_connect_all(struct load *l, const struct sockaddr_storage *sa, socklen_t len,
-			    const char *cc, char *err, size_t errlen)
-{
-	int64_t deadline;
-	struct pollfd *pfd = load_pollset(l, &deadline, err, errlen);
-	int pending = l->n, rc = -1;
-
-	if (pfd == NULL)
-		return -1;
-	for (int i = 0; i < l->n; i++) {
-		l->flows[i].fd = sock_connect_start_from(sa, len, &l->opts.local);
-		if (l->flows[i].fd < 0) {
-			snprintf(err, errlen, "cannot open a load flow: %s", strerror(errno));
-			goto out;
-		}
-		load_set_cc(l, l->flows[i].fd, cc);
-		if (sock_set_dscp(l->flows[i].fd, l->opts.dscp) < 0)
-			log_debug("DSCP %d on a load flow: %s", l->opts.dscp, strerror(errno));
-		pfd[i].fd = l->flows[i].fd;
-		pfd[i].events = POLLOUT;
-	}
-	while (pending > 0) {
-		int n = load_poll_until(l, pfd, deadline, "load flows could not connect", err,
-					errlen);
-
-		if (n < 0)
-			goto out;
-		for (int i = 0; i < l->n && n > 0; i++) {
-			if (pfd[i].fd < 0 || pfd[i].revents == 0)
-				continue;
-			if (sock_connect_result(pfd[i].fd) < 0) {
-				snprintf(err, errlen, "a load flow could not connect: %s", strerror(errno));
-				goto out;
-			}
-			pfd[i].fd = -1; /* poll ignores negative fds */
-			pending--;
-		}
-	}
-	rc = 0;
-out:
-	free(pfd);
-	return rc;
-}
-
-/* TLS load: every connected flow's handshake at once (as their connects), within the connect
- * timeout. 0, or -1 with "TLS handshake with HOST failed: why" or a timeout in err. */
-static int load_tls_all(struct load *l, char *err, size_t errlen)
-{
-	int64_t deadline;
-	struct pollfd *pfd = load_pollset(l, &deadline, err, errlen);
-	int pending = l->n, rc = -1;
-
-	if (pfd == NULL)
-		return -1;
-	for (int i = 0; i < l->n; i++) {
-		l->flows[i].ssl = tls_client_new(l->opts.tls_ctx, l->flows[i].fd, l->opts.tls_host,
-						 err, errlen);
-		if (l->flows[i].ssl == NULL)
-			goto out;
-		pfd[i].fd = l->flows[i].fd;
-	}
-	for (;;) {
-		for (int i = 0; i < l->n; i++) {
-			enum tls_io r;
-
-			if (pfd[i].fd < 0)
-				continue;
-			r = tls_connect_step(l->flows[i].ssl, l->opts.tls_host, err, errlen);
-			if (r == TLS_IO_ERROR)
-				goto out;
-			if (r == TLS_IO_OK) {
-				pfd[i].fd = -1; /* poll ignores negative fds */
-				pending--;
-			}
-			pfd[i].events = r == TLS_IO_WANT_READ ? POLLIN : POLLOUT;
-		}
-		if (pending == 0)
-			break;
-		if (load_poll_until(l, pfd, deadline,
-				    "TLS handshakes of the load flows did not finish", err, errlen) < 0)
-			goto out;
-	}
-	rc = 0;
-out:
-	free(pfd);
-	return rc;
-}
-
 /* Counts a TLS flow in the load's info, and logs per flow whether the kernel does its TLS. */
 static void load_note_tls(struct load *l, const struct load_flow *f)
 {
@@ -705,7 +585,7 @@ static void load_sample_callback(evutil_socket_t fd, short what, void *arg)
 		struct sock_tcp_stats ti;
 		struct flow_sample *a;
 
-		if (f->fd < 0 || sock_tcp_info(f->fd, &ti) < 0)
+		if (f->fd < 0 || f->connecting || sock_tcp_info(f->fd, &ti) < 0)
 			continue;
 		if (f->up)
 			record_writer_set_size(&f->w, record_size_for_rate(ti.delivery_rate));
@@ -753,18 +633,155 @@ void load_set_inflow_interval(struct load *l, int64_t interval_ns)
 		log_warnx("cannot change the in-flow probe interval");
 }
 
-/* MSS and options of an established flow, to convert goodput to IP bytes. */
-static void load_read_mss(struct load *l)
+/* MSS and options of the first established flow, to convert goodput to IP bytes. */
+static void load_read_mss(struct load *l, const struct load_flow *f)
 {
 	struct sock_tcp_stats ti;
 
-	for (int i = 0; i < l->n; i++) {
-		if (l->flows[i].fd >= 0 && sock_tcp_info(l->flows[i].fd, &ti) == 0) {
-			l->info.mss = (int)ti.snd_mss;
-			l->info.timestamps = ti.timestamps;
-			return;
-		}
+	if (l->info.mss == 0 && sock_tcp_info(f->fd, &ti) == 0) {
+		l->info.mss = (int)ti.snd_mss;
+		l->info.timestamps = ti.timestamps;
 	}
+}
+
+/* A flow could not start: one of the phase's own fails the phase (once, through
+ * opts.on_fail); an added one (-P auto) is only logged. Closes it. */
+static void load_flow_failed(struct load_flow *f, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void load_flow_failed(struct load_flow *f, const char *fmt, ...)
+{
+	struct load *l = f->l;
+	char msg[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	(void)vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (!f->initial || l->opts.on_fail == NULL)
+		log_warnx("%s%s", f->initial ? "" : "an added load flow: ", msg);
+	else if (!l->fail_told++)
+		l->opts.on_fail(l->opts.fail_arg, msg);
+	load_flow_close(f);
+}
+
+/* A connected (and, with TLS, handshaken) flow: its hello, then bytes. */
+static void load_flow_ready(struct load_flow *f)
+{
+	struct load *l = f->l;
+	char err[256];
+
+	if (load_run_flow(l, l->base, f, l->token, err, sizeof(err)) < 0) {
+		load_flow_failed(f, "%s", err);
+		return;
+	}
+	f->connecting = 0;
+	load_read_mss(l, f);
+	if (f->up)
+		load_pace_uploads(l);
+}
+
+/* One step of a flow's TLS handshake, whenever its socket is ready for it (the loop carries
+ * the running flows and the control connection meanwhile); then its hello. */
+static void load_handshake_callback(evutil_socket_t fd, short what, void *arg)
+{
+	struct load_flow *f = arg;
+	struct load *l = f->l;
+	int64_t left = f->hs_deadline_ns - clock_mono_ns();
+	struct timeval tv;
+	enum tls_io r = TLS_IO_ERROR;
+	char err[256] = "";
+
+	if (f->ev) {
+		event_free(f->ev);
+		f->ev = NULL;
+	}
+	if (left > 0)
+		r = tls_connect_step(f->ssl, l->opts.tls_host, err, sizeof(err));
+	if (r == TLS_IO_OK) {
+		load_flow_ready(f);
+		return;
+	}
+	if (r == TLS_IO_ERROR) {
+		if (left <= 0)
+			load_flow_failed(f, "TLS handshakes of the load flows did not finish within %d ms",
+					 LOAD_CONNECT_TIMEOUT_MS);
+		else
+			load_flow_failed(f, "%s", err);
+		return;
+	}
+	tv = (struct timeval){ (time_t)(left / NS_PER_SEC), (suseconds_t)(left % NS_PER_SEC / 1000) };
+	f->ev = event_new(l->base, f->fd, r == TLS_IO_WANT_READ ? EV_READ : EV_WRITE,
+			  load_handshake_callback, f);
+	if (f->ev == NULL || event_add(f->ev, &tv) < 0)
+		load_flow_failed(f, "cannot watch a load flow");
+}
+
+/* A TLS flow is connected: its handshake runs on the loop, still counted as connecting,
+ * within the connect timeout from now. */
+static void load_handshake_start(struct load_flow *f)
+{
+	char err[256];
+
+	f->ssl = tls_client_new(f->l->opts.tls_ctx, f->fd, f->l->opts.tls_host, err, sizeof(err));
+	if (f->ssl == NULL) {
+		load_flow_failed(f, "%s", err);
+		return;
+	}
+	f->hs_deadline_ns = clock_mono_ns() + (int64_t)LOAD_CONNECT_TIMEOUT_MS * NS_PER_MS;
+	load_handshake_callback(f->fd, 0, f);
+}
+
+/* A flow's connect finished (or timed out): TLS, or straight to its hello. */
+static void load_connected_callback(evutil_socket_t fd, short what, void *arg)
+{
+	struct load_flow *f = arg;
+
+	event_free(f->ev);
+	f->ev = NULL;
+	if (what & EV_TIMEOUT)
+		load_flow_failed(f, "load flows could not connect within %d ms",
+				 LOAD_CONNECT_TIMEOUT_MS);
+	else if (sock_connect_result(fd) < 0)
+		load_flow_failed(f, "a load flow could not connect: %s", strerror(errno));
+	else if (f->l->opts.tls_ctx)
+		load_handshake_start(f);
+	else
+		load_flow_ready(f);
+}
+
+/* Opens one flow of direction up; its connect finishes on the loop, never blocking it (a
+ * full queue or a lost SYN can delay a handshake by seconds, and the flows that did connect
+ * should not wait for it). 0, or -1 with err when there is no room or no socket. */
+static int load_open_flow(struct load *l, int up, int initial, char *err, size_t errlen)
+{
+	struct load_flow *f;
+	struct timeval tv = { LOAD_CONNECT_TIMEOUT_MS / 1000, LOAD_CONNECT_TIMEOUT_MS % 1000 * 1000 };
+
+	if (l->n >= l->cap) {
+		snprintf(err, errlen, "no room for another load flow");
+		return -1;
+	}
+	f = &l->flows[l->n];
+	*f = (struct load_flow){ .l = l, .fd = -1, .up = up, .id = (uint16_t)l->n,
+				 .initial = initial };
+	f->fd = sock_connect_start_from(&l->sa, l->salen, &l->opts.local);
+	if (f->fd < 0) {
+		snprintf(err, errlen, "cannot open a load flow: %s", strerror(errno));
+		return -1;
+	}
+	l->n++;
+	load_set_cc(l, f->fd, l->cc);
+	if (sock_set_dscp(f->fd, l->opts.dscp) < 0)
+		log_debug("DSCP %d on a load flow: %s", l->opts.dscp, strerror(errno));
+	f->connecting = 1;
+	f->ev = event_new(l->base, f->fd, EV_WRITE, load_connected_callback, f);
+	if (f->ev == NULL || event_add(f->ev, &tv) < 0) {
+		snprintf(err, errlen, "cannot watch a load flow");
+		load_flow_close(f);
+		return -1;
+	}
+	return 0;
 }
 
 struct load *load_start(struct event_base *base, const struct sockaddr_storage *sa, socklen_t len,
@@ -790,21 +807,10 @@ struct load *load_start(struct event_base *base, const struct sockaddr_storage *
 	l->base = base;
 	l->opts = opts ? *opts : (struct load_opts){ .inflow_interval_ns = 0, .dscp = -1 };
 	l->info.cc_ok = 1;
-	l->n = ndown + nup;
-	for (int i = 0; i < l->n; i++) {
-		l->flows[i].l = l;
-		l->flows[i].fd = -1;
-		l->flows[i].up = i >= ndown;
-		l->flows[i].id = (uint16_t)i;
-	}
-	if (load_connect_all(l, sa, len, cc, err, errlen) < 0 ||
-	    (l->opts.tls_ctx && load_tls_all(l, err, errlen) < 0))
-		goto fail;
-	for (int i = 0; i < l->n; i++)
-		if (load_run_flow(l, base, &l->flows[i], token, err, errlen) < 0)
+	/* Every connect starts at once, so the phase's flows start together. */
+	for (int i = 0; i < ndown + nup; i++)
+		if (load_open_flow(l, i >= ndown, 1, err, errlen) < 0)
 			goto fail;
-	load_read_mss(l);
-	load_pace_uploads(l);
 	l->sample_ev = load_timer(l, LOAD_SAMPLE_NS, load_sample_callback);
 	if (l->opts.inflow_interval_ns > 0)
 		l->inflow_ev = load_timer(l, l->opts.inflow_interval_ns, load_inflow_callback);
@@ -818,123 +824,9 @@ fail:
 	return NULL;
 }
 
-/* One step of an added flow's TLS handshake, whenever its socket is ready for it (the loop
- * carries the running flows meanwhile); then its hello, as for a plain flow. */
-static void load_handshake_callback(evutil_socket_t fd, short what, void *arg)
-{
-	struct load_flow *f = arg;
-	struct load *l = f->l;
-	int64_t left = f->hs_deadline_ns - clock_mono_ns();
-	struct timeval tv;
-	enum tls_io r = TLS_IO_ERROR;
-	char err[256] = "";
-
-	if (f->ev) {
-		event_free(f->ev);
-		f->ev = NULL;
-	}
-	if (left > 0)
-		r = tls_connect_step(f->ssl, l->opts.tls_host, err, sizeof(err));
-	if (r == TLS_IO_OK) {
-		f->connecting = 0;
-		if (load_run_flow(l, l->base, f, l->token, err, sizeof(err)) < 0) {
-			log_warnx("%s", err);
-			load_flow_close(f);
-		} else if (f->up) {
-			load_pace_uploads(l);
-		}
-		return;
-	}
-	if (r == TLS_IO_ERROR) {
-		if (left <= 0)
-			log_warnx("an added load flow's TLS handshake did not finish within %d ms",
-				  LOAD_CONNECT_TIMEOUT_MS);
-		else
-			log_warnx("%s", err);
-		load_flow_close(f);
-		return;
-	}
-	tv = (struct timeval){ (time_t)(left / NS_PER_SEC), (suseconds_t)(left % NS_PER_SEC / 1000) };
-	f->ev = event_new(l->base, f->fd, r == TLS_IO_WANT_READ ? EV_READ : EV_WRITE,
-			  load_handshake_callback, f);
-	if (f->ev == NULL || event_add(f->ev, &tv) < 0) {
-		log_warnx("cannot watch a load flow");
-		load_flow_close(f);
-	}
-}
-
-/* An added flow of a TLS load is connected: its handshake runs on the loop, still counted as
- * connecting, within the connect timeout from now. */
-static void load_handshake_start(struct load_flow *f)
-{
-	char err[256];
-
-	f->ssl = tls_client_new(f->l->opts.tls_ctx, f->fd, f->l->opts.tls_host, err, sizeof(err));
-	if (f->ssl == NULL) {
-		log_warnx("%s", err);
-		load_flow_close(f);
-		return;
-	}
-	f->connecting = 1;
-	f->hs_deadline_ns = clock_mono_ns() + (int64_t)LOAD_CONNECT_TIMEOUT_MS * NS_PER_MS;
-	load_handshake_callback(f->fd, 0, f);
-}
-
-/* A flow added during the phase finished its connect: say hello and start moving bytes. */
-static void load_connected_callback(evutil_socket_t fd, short what, void *arg)
-{
-	struct load_flow *f = arg;
-	struct load *l = f->l;
-	char err[128];
-
-	event_free(f->ev);
-	f->ev = NULL;
-	f->connecting = 0;
-	if (what & EV_TIMEOUT) {
-		log_warnx("an added load flow did not connect within %d ms", LOAD_CONNECT_TIMEOUT_MS);
-		load_flow_close(f);
-	} else if (sock_connect_result(fd) < 0) {
-		log_warn("an added load flow could not connect");
-		load_flow_close(f);
-	} else if (l->opts.tls_ctx) {
-		load_handshake_start(f);
-	} else if (load_run_flow(l, l->base, f, l->token, err, sizeof(err)) < 0) {
-		log_warnx("%s", err);
-		load_flow_close(f);
-	} else if (f->up) {
-		load_pace_uploads(l);
-	}
-}
-
 int load_add_flow(struct load *l, int up, char *err, size_t errlen)
 {
-	struct load_flow *f;
-	struct timeval tv = { LOAD_CONNECT_TIMEOUT_MS / 1000, 0 };
-
-	if (l->n >= l->cap) {
-		snprintf(err, errlen, "no room for another load flow");
-		return -1;
-	}
-	f = &l->flows[l->n];
-	*f = (struct load_flow){ .l = l, .fd = -1, .up = up, .id = (uint16_t)l->n };
-	f->fd = sock_connect_start_from(&l->sa, l->salen, &l->opts.local);
-	if (f->fd < 0) {
-		snprintf(err, errlen, "cannot open a load flow: %s", strerror(errno));
-		return -1;
-	}
-	l->n++;
-	load_set_cc(l, f->fd, l->cc);
-	if (sock_set_dscp(f->fd, l->opts.dscp) < 0)
-		log_debug("DSCP %d on a load flow: %s", l->opts.dscp, strerror(errno));
-	/* The connect finishes on the loop (a full queue can delay the handshake by seconds). */
-	f->connecting = 1;
-	f->ev = event_new(l->base, f->fd, EV_WRITE, load_connected_callback, f);
-	if (f->ev == NULL || event_add(f->ev, &tv) < 0) {
-		snprintf(err, errlen, "cannot watch a load flow");
-		load_flow_close(f);
-		return -1;
-	}
-	return 0;
+	return load_open_flow(l, up, 0, err, errlen);
 }
 
 int load_flows(const struct load *l, int up)

@@ -29,6 +29,10 @@ struct load_opts {
 				     * the kernel has it); NULL: plain TCP */
 	const char *tls_host;       /* the name or address the server's certificate must carry */
 	struct sockaddr_storage local; /* -B: every flow leaves from it; AF_UNSPEC (zero): any */
+	/* Called once, on the load's loop, when one of the flows load_start opened cannot
+	 * connect, finish its TLS handshake or start (one sentence in err); NULL: logged. */
+	void (*on_fail)(void *arg, const char *err);
+	void *fail_arg;
 };
 
 struct load_info {
@@ -47,10 +51,12 @@ struct load_info {
 	char tls_cipher[64];
 };
 
-/* Opens ndown download and nup upload flows to the server (each announced by a data hello
- * with the session token; with opts->tls_ctx after a TLS handshake, all flows at once, within
- * the connect timeout) and starts moving bytes. opts NULL: no in-flow probes, default DSCP,
- * plain TCP. Every open flow's TCP_INFO is sampled every 100 ms. NULL with err on failure. */
+/* Opens ndown download and nup upload flows to the server, all connects at once, and returns
+ * at once: each flow's connect (and, with opts->tls_ctx, its TLS handshake) finishes on the
+ * loop within the connect timeout, then its data hello with the session token announces it
+ * and it starts moving bytes; a failure goes to opts->on_fail. opts NULL: no in-flow probes,
+ * default DSCP, plain TCP. Every running flow's TCP_INFO is sampled every 100 ms. NULL with
+ * err when no socket could be opened. */
 struct load *load_start(struct event_base *base, const struct sockaddr_storage *sa, socklen_t len,
 			const uint8_t *token, int ndown, int nup, const char *cc,
 			const struct load_opts *opts, char *err, size_t errlen);

@@ -114,6 +114,12 @@ static void test_fail(struct test *t, const char *fmt, ...)
 	event_base_loopbreak(t->base);
 }
 
+/* One of a phase's load flows could not start: the phase cannot run as asked. */
+static void test_load_failed(void *arg, const char *err)
+{
+	test_fail(arg, "%s", err);
+}
+
 static int test_push_tput(struct tput_rec **arr, size_t *n, size_t *cap, int64_t t, uint64_t b)
 {
 	if (*n == *cap) {
@@ -336,6 +342,7 @@ static void test_end_step(struct test *t, int64_t now)
 		test_take_load_samples(t);
 		ph->flows_down = load_flows(t->load, 0);
 		ph->flows_up = load_flows(t->load, 1);
+		test_note_load_info(t); /* the MSS, once a flow has connected */
 		test_note_tls(t);
 		load_stop(t->load);
 		t->load = NULL;
@@ -530,6 +537,8 @@ static void test_tick_callback(evutil_socket_t fd, short what, void *arg)
 	}
 	if (t->load) {
 		load_tune(t->load);
+		if (t->res->mss == 0) /* the first flow has connected by now, mostly */
+			test_note_load_info(t);
 		if (t->cfg->flows_auto)
 			test_auto_ramp(t, now);
 		test_probe_budget(t, now);
@@ -970,6 +979,8 @@ static int test_setup_load(struct test *t, char *err, size_t errlen)
 	if (test_setup_load_tls(t, err, errlen) < 0)
 		return -1;
 	t->load_opts.dscp = -1; /* load flows stay unmarked; --dscp is for probes */
+	t->load_opts.on_fail = test_load_failed;
+	t->load_opts.fail_arg = t;
 	t->load_opts.local = t->cfg->local;
 	/* A server's cap: our uploads pace to it, and the analysis reads a capped rate. */
 	t->load_opts.max_rate_bps = t->welcome.max_rate_bps;
