@@ -223,16 +223,31 @@ static double probe_delay_ms(const struct probe_rec *p, const struct delay_ref *
 	return ns_to_ms(p->rtt_ns);
 }
 
+/* Queueing delays (and, with t, send times) of the replies p[a..b) not marked in skip (NULL:
+ * none); how many. */
+static size_t queue_samples_of(const struct probe_rec *p, size_t a, size_t b,
+			       const struct delay_ref *ref, const uint8_t *skip, double *q,
+			       int64_t *t)
+{
+	size_t m = 0;
+
+	for (size_t i = a; i < b; i++) {
+		if (!p[i].received || (skip && skip[i - a]))
+			continue;
+		if (t)
+			t[m] = p[i].send_ns;
+		q[m++] = probe_delay_ms(&p[i], ref) - ref->base_ms;
+	}
+	return m;
+}
+
 size_t analysis_queue_samples(const struct probe_rec *p, size_t n, int64_t from, int64_t to,
 			      const struct delay_ref *ref, double *q)
 {
-	size_t a, b, m = 0;
+	size_t a, b;
 
 	probe_range(p, n, from, to, &a, &b);
-	for (size_t i = a; i < b; i++)
-		if (p[i].received)
-			q[m++] = probe_delay_ms(&p[i], ref) - ref->base_ms;
-	return m;
+	return queue_samples_of(p, a, b, ref, NULL, q, NULL);
 }
 
 /* The buffer estimate's samples: the queueing delays and send times of the replies in [from,
@@ -242,19 +257,14 @@ static ssize_t analysis_buffer_samples(const struct probe_rec *p, size_t n, int6
 				       int64_t to, const struct delay_ref *ref, double *q,
 				       int64_t *t, size_t *held)
 {
-	size_t a, b, m = 0;
+	size_t a, b, m;
 	uint8_t *h;
 
 	probe_range(p, n, from, to, &a, &b);
 	if ((h = malloc(b - a + 1)) == NULL)
 		return -1;
 	*held = stall_held(p + a, b - a, h);
-	for (size_t i = a; i < b; i++) {
-		if (!p[i].received || h[i - a])
-			continue;
-		t[m] = p[i].send_ns;
-		q[m++] = probe_delay_ms(&p[i], ref) - ref->base_ms;
-	}
+	m = queue_samples_of(p, a, b, ref, h, q, t);
 	free(h);
 	return (ssize_t)m;
 }
