@@ -121,16 +121,20 @@ int sock_tcp_info(int fd, struct sock_tcp_stats *st)
 	return 0;
 }
 
+void sock_tcp_totals_add_stats(const struct sock_tcp_stats *st, struct tcp_totals *t)
+{
+	t->retrans += st->total_retrans;
+	t->busy_us += st->busy_us;
+	t->rwnd_limited_us += st->rwnd_limited_us;
+	t->sndbuf_limited_us += st->sndbuf_limited_us;
+}
+
 void sock_tcp_totals_add(int fd, struct tcp_totals *t)
 {
 	struct sock_tcp_stats st;
 
-	if (sock_tcp_info(fd, &st) < 0)
-		return;
-	t->retrans += st.total_retrans;
-	t->busy_us += st.busy_us;
-	t->rwnd_limited_us += st.rwnd_limited_us;
-	t->sndbuf_limited_us += st.sndbuf_limited_us;
+	if (sock_tcp_info(fd, &st) == 0)
+		sock_tcp_totals_add_stats(&st, t);
 }
 
 int sock_tune_notsent_lowat(int fd)

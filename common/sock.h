@@ -56,6 +56,8 @@ struct tcp_totals {
 };
 /* Adds fd's TCP_INFO counters to t (nothing if TCP_INFO fails). */
 void sock_tcp_totals_add(int fd, struct tcp_totals *t);
+/* The same from a TCP_INFO reading the caller already has. */
+void sock_tcp_totals_add_stats(const struct sock_tcp_stats *st, struct tcp_totals *t);
 /* Keeps a bulk sender's unsent backlog near 5 ms of its delivery rate (at least 16 KiB), as
  * the responsiveness draft asks, so the tool adds no queue of its own. */
 int sock_tune_notsent_lowat(int fd);

@@ -566,27 +566,23 @@ int bulk_attach_ssl(struct session *sess, int fd, SSL *ssl, const struct wire_da
 	return 0;
 }
 
-void bulk_down_totals(const struct session *sess, struct tcp_totals *t)
-{
-	*t = sess->down_closed;
-	for (const struct bulk_flow *f = sess->flows; f; f = f->next)
-		if (f->dir == WIRE_DIR_DOWN)
-			sock_tcp_totals_add(f->fd, t);
-}
-
-uint32_t bulk_down_srtt_us(const struct session *sess)
+void bulk_down_totals(const struct session *sess, struct tcp_totals *t, uint32_t *srtt_us)
 {
 	uint64_t sum = 0, n = 0;
 
+	*t = sess->down_closed;
 	for (const struct bulk_flow *f = sess->flows; f; f = f->next) {
 		struct sock_tcp_stats ti;
 
-		if (f->dir == WIRE_DIR_DOWN && sock_tcp_info(f->fd, &ti) == 0 && ti.rtt_us > 0) {
+		if (f->dir != WIRE_DIR_DOWN || sock_tcp_info(f->fd, &ti) < 0)
+			continue;
+		sock_tcp_totals_add_stats(&ti, t);
+		if (ti.rtt_us > 0) {
 			sum += ti.rtt_us;
 			n++;
 		}
 	}
-	return n > 0 ? (uint32_t)(sum / n) : 0;
+	*srtt_us = n > 0 ? (uint32_t)(sum / n) : 0;
 }
 
 void bulk_tune(struct session *sess)

@@ -47,12 +47,11 @@ int bulk_attach_ssl(struct session *sess, int fd, struct ssl_st *ssl,
 		    const struct wire_data_hello *h, const uint8_t *pre, size_t prelen);
 /* Closes and frees one flow, unlinking it from its session. */
 void bulk_close(struct bulk_flow *f);
-/* TCP_INFO totals of the session's download flows, open and closed. */
-void bulk_down_totals(const struct session *sess, struct tcp_totals *t);
-/* The mean smoothed RTT (µs) of the session's open download flows, as their sender measures
- * it; 0 without one. Karn's rule keeps retransmissions out of it, unlike the client's
- * receive-side estimate, which loss recovery inflates. */
-uint32_t bulk_down_srtt_us(const struct session *sess);
+/* TCP_INFO totals of the session's download flows, open and closed, and (in *srtt_us) the
+ * mean smoothed RTT of the open ones as their sender measures it, 0 without one: Karn's rule
+ * keeps retransmissions out of it, unlike the client's receive-side estimate, which loss
+ * recovery inflates. One TCP_INFO reading per flow. */
+void bulk_down_totals(const struct session *sess, struct tcp_totals *t, uint32_t *srtt_us);
 /* Re-tunes TCP_NOTSENT_LOWAT of the session's senders from their delivery rate. */
 void bulk_tune(struct session *sess);
 /* Every tick: closes the session's flows that moved no byte for idle-timeout, and lets

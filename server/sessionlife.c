@@ -128,14 +128,13 @@ static json_object *session_stats(struct session *s, int final)
 	/* This runs on the session's worker, whose event loop drives all its bulk flows: that
 	 * thread's CPU time tells the client whether the server, not the path, limited the load. */
 	json_object_object_add(msg, "loop_cpu_ns", json_object_new_int64(clock_thread_cpu_ns()));
-	bulk_down_totals(s, &tt);
+	bulk_down_totals(s, &tt, &srtt);
 	json_object_object_add(msg, "down_retrans", json_object_new_int64((int64_t)tt.retrans));
 	json_object_object_add(msg, "down_busy_us", json_object_new_int64((int64_t)tt.busy_us));
 	json_object_object_add(msg, "down_rwnd_limited_us",
 			       json_object_new_int64((int64_t)tt.rwnd_limited_us));
 	json_object_object_add(msg, "down_sndbuf_limited_us",
 			       json_object_new_int64((int64_t)tt.sndbuf_limited_us));
-	srtt = bulk_down_srtt_us(s);
 	if (srtt > 0)
 		json_object_object_add(msg, "down_srtt_us", json_object_new_int64(srtt));
 	if (final)

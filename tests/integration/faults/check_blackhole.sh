@@ -7,16 +7,9 @@
 # stopped, valid against the schema, and the text's "Last reply" line.
 # Usage: check_blackhole.sh BINDIR SCHEMA
 set -uo pipefail
-bindir=$1
-schema=$2
-py=/usr/bin/python3
-. "$(dirname "$0")/../../lib/require.sh"
-need_root "network namespaces and nftables"
-need_cmd jq jq ip iproute2 nft nftables bc bc
-need_py_module $py jsonschema python3-jsonschema
-. "$(dirname "$0")/../../lib/harness.sh"
-. "$(dirname "$0")/../../lib/netns.sh"
-d=$bindir/bloatmeterd
+# shellcheck disable=SC2034 # read by netns_drill.sh
+DRILL_NEED="bc bc"
+. "$(dirname "$0")/netns_drill.sh"
 c=bmbh-c$$
 s=bmbh-s$$
 

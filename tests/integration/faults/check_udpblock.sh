@@ -10,18 +10,8 @@
 # increase, come from it. A third starts with UDP open and blocks it mid-download.
 # Usage: check_udpblock.sh BINDIR SCHEMA
 set -uo pipefail
-bindir=$1
-schema=$2
-py=/usr/bin/python3
-. "$(dirname "$0")/../../lib/require.sh"
-need_root "network namespaces and nftables"
-need_cmd jq jq ip iproute2 nft nftables
-need_py_module $py jsonschema python3-jsonschema
-. "$(dirname "$0")/../../lib/harness.sh"
-. "$(dirname "$0")/../../lib/netns.sh"
-d=$bindir/bloatmeterd
-chmod 755 "$work" # the client writes as nobody (-Z)
-mkdir "$work/out" && chown nobody "$work/out" || exit 1
+. "$(dirname "$0")/netns_drill.sh"
+drill_out_dir || exit 1 # the client writes as nobody (-Z)
 c=bmub-c$$
 s=bmub-s$$
 
