@@ -113,11 +113,19 @@ int sock_tcp_info(int fd, struct sock_tcp_stats *st)
 	st->delivered_ce_known = l >= offsetof(struct tcp_info, tcpi_delivered_ce) +
 					      sizeof(ti.tcpi_delivered_ce);
 	st->delivered_ce = st->delivered_ce_known ? ti.tcpi_delivered_ce : 0;
+	/* tcpi_delivered came with tcpi_delivered_ce; it counts segments, a bulk flow's all of
+	 * one MSS. */
+	st->delivered_bytes = st->delivered_ce_known ? (uint64_t)ti.tcpi_delivered * ti.tcpi_snd_mss : 0;
 	st->delivery_rate = ti.tcpi_delivery_rate;
 	st->bytes_acked = ti.tcpi_bytes_acked;
 	st->busy_us = ti.tcpi_busy_time;
 	st->rwnd_limited_us = ti.tcpi_rwnd_limited;
 	st->sndbuf_limited_us = ti.tcpi_sndbuf_limited;
+	st->bytes_known = l >= offsetof(struct tcp_info, tcpi_bytes_sent) + sizeof(ti.tcpi_bytes_sent);
+	st->bytes_sent = st->bytes_known ? ti.tcpi_bytes_sent : 0;
+	st->bytes_received = ti.tcpi_bytes_received;
+	st->segs_out = ti.tcpi_segs_out;
+	st->segs_in = ti.tcpi_segs_in;
 	return 0;
 }
 
@@ -127,6 +135,7 @@ void sock_tcp_totals_add_stats(const struct sock_tcp_stats *st, struct tcp_total
 	t->busy_us += st->busy_us;
 	t->rwnd_limited_us += st->rwnd_limited_us;
 	t->sndbuf_limited_us += st->sndbuf_limited_us;
+	t->delivered_bytes += st->delivered_bytes;
 }
 
 void sock_tcp_totals_add(int fd, struct tcp_totals *t)

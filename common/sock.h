@@ -43,9 +43,16 @@ struct sock_tcp_stats {
 	int ecn;                   /* ECN negotiated at the handshake */
 	int delivered_ce_known;    /* the kernel reports tcpi_delivered_ce (4.18+) */
 	uint32_t delivered_ce;     /* packets the peer acknowledged as CE-marked (a sender's) */
+	uint64_t delivered_bytes;  /* segments the peer acknowledged, SACKed ones included, × MSS
+				    * (tcpi_delivered, 4.18+; 0 unknown): a sender's count that
+				    * rises at the bottleneck's rate while it is busy */
 	uint64_t delivery_rate;    /* bytes/s */
 	uint64_t bytes_acked;
 	uint64_t busy_us, rwnd_limited_us, sndbuf_limited_us;
+	int bytes_known;           /* the kernel reports the next two (4.19+) */
+	uint64_t bytes_sent;       /* payload sent, retransmissions included */
+	uint64_t bytes_received;   /* payload received in order */
+	uint32_t segs_out, segs_in;
 };
 int sock_tcp_info(int fd, struct sock_tcp_stats *st);
 
@@ -53,6 +60,7 @@ int sock_tcp_info(int fd, struct sock_tcp_stats *st);
 struct tcp_totals {
 	uint64_t retrans;
 	uint64_t busy_us, rwnd_limited_us, sndbuf_limited_us;
+	uint64_t delivered_bytes;  /* sock_tcp_stats.delivered_bytes summed */
 };
 /* Adds fd's TCP_INFO counters to t (nothing if TCP_INFO fails). */
 void sock_tcp_totals_add(int fd, struct tcp_totals *t);

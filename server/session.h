@@ -48,6 +48,9 @@ struct session {
 	_Atomic uint64_t up_rx_bytes;   /* bytes received by our sinks (what the client uploaded) */
 	uint64_t cc_failures;         /* flows where setting cc failed */
 	struct tcp_totals down_closed; /* TCP_INFO totals of download flows already closed */
+	int64_t stats_ns;             /* when the last stats message was queued */
+	uint64_t stats_down_bytes;    /* down_tx_bytes then */
+	uint64_t stats_up_bytes;      /* up_rx_bytes then */
 	int64_t cprobe_window_ns;     /* start of the current 1 s connect-probe rate window */
 	int cprobe_window_n;          /* connect probes answered in that window */
 	int cprobe_open;              /* answered connect-probe connections not yet closed */

@@ -50,6 +50,18 @@ static size_t series_sent(const struct probe_series *ps, int64_t from, int64_t t
 	return n;
 }
 
+/* The HTTP mode's probes sent in [from, to): what their connections carried, measured. */
+static void wire_bytes(const struct test_result *r, int64_t from, int64_t to, double bytes[2])
+{
+	bytes[0] = bytes[1] = 0;
+	for (size_t i = 0; i < r->nprobes; i++) {
+		if (r->probes[i].send_ns < from || r->probes[i].send_ns >= to)
+			continue;
+		bytes[0] += r->probe_wire[i].down;
+		bytes[1] += r->probe_wire[i].up;
+	}
+}
+
 /* Probe bytes each way in the phase's window, from the probes each kind sent there. */
 static void window_bytes(const struct test_result *r, const struct phase_result *ph,
 			 const struct budget_mix *m, double secs, double bytes[2])
@@ -57,6 +69,10 @@ static void window_bytes(const struct test_result *r, const struct phase_result 
 	double b[2];
 	int64_t from = result_window_start(ph);
 
+	if (r->probe_wire != NULL) {
+		wire_bytes(r, from, ph->end_ns, bytes);
+		return;
+	}
 	budget_probe_bytes(m, BUDGET_UDP, b);
 	for (int d = 0; d < 2; d++)
 		bytes[d] = b[d] * (double)udp_sent(r, from, ph->end_ns);
@@ -124,7 +140,11 @@ static void phase_warn(struct test_result *r, const struct phase_result *ph)
 	for (int d = 0; d < 2; d++) {
 		if (!(ph->probe_share[d] > BUDGET_SHARE * SHARE_SLACK))
 			continue;
-		if (ph->probe_floor)
+		if (r->probe_wire != NULL)
+			result_warn(r, "%s phase: the latency requests (a new connection each) used %.1f %% of the %s (%.0f kbit/s of %.2f Mbit/s), more than %.0f %%; the goodput is that much below the link's rate",
+				    phase_name(ph->kind), 100 * ph->probe_share[d], dir[d],
+				    ph->probe_kbps[d], ph->link_mbps[d], 100 * BUDGET_SHARE);
+		else if (ph->probe_floor)
 			result_warn(r, "%s phase: the probes used %.1f %% of the %s (%.0f kbit/s of %.2f Mbit/s), more than %.0f %%: their intervals are at the floor (UDP every %.0f ms, ≥ 100 samples per phase for the p99 and ≥ 10 per second; the other kinds ≥ 20 per phase); the goodput is that much below the link's rate",
 				    phase_name(ph->kind), 100 * ph->probe_share[d], dir[d],
 				    ph->probe_kbps[d], ph->link_mbps[d], 100 * BUDGET_SHARE,
@@ -143,7 +163,7 @@ void probeshare_phases(struct test_result *r)
 
 		for (int d = 0; d < 2; d++)
 			ph->probe_kbps[d] = ph->ack_kbps[d] = ph->link_mbps[d] = ph->probe_share[d] = NAN;
-		if (ph->kind == PHASE_IDLE || !(ph->probe_scale > 0))
+		if (ph->kind == PHASE_IDLE || (!(ph->probe_scale > 0) && r->probe_wire == NULL))
 			continue;
 		phase_share(r, ph);
 		phase_warn(r, ph);

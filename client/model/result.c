@@ -21,10 +21,14 @@ void result_init(struct test_result *r, const struct client_config *cfg)
 void result_free(struct test_result *r)
 {
 	free(r->probes);
+	free(r->probe_wire);
+	r->probe_wire = NULL;
 	free(r->down);
 	free(r->up);
 	free(r->srv_srtt_us);
 	r->srv_srtt_us = NULL;
+	free(r->srv_dlv_bytes);
+	r->srv_dlv_bytes = NULL;
 	free(r->flows);
 	r->flows = NULL;
 	for (int i = 0; i < r->nseries; i++)

@@ -73,6 +73,12 @@ struct flow_sample {
 	uint64_t busy_us, rwnd_limited_us, sndbuf_limited_us;
 	uint8_t ecn;              /* ECN negotiated */
 	int64_t delivered_ce;     /* CE marks the peer echoed (an upload flow's); -1 unknown */
+	uint64_t delivered_bytes; /* bytes the peer acknowledged, SACKed included (0 unknown) */
+};
+
+/* The IP bytes one HTTP-mode latency probe's connection carried each way (0: unknown). */
+struct probe_wire {
+	uint32_t up, down;
 };
 
 /* Cumulative bytes seen by a receiver at time t (client clock). */
@@ -283,6 +289,7 @@ struct test_result {
 
 	struct probe_rec *probes;
 	size_t nprobes;
+	struct probe_wire *probe_wire; /* the HTTP mode's: parallel to probes; NULL otherwise */
 	size_t probes_kernel_ts;       /* replies timed with kernel timestamps */
 	uint64_t srv_probe_count;      /* server's final count of received probes (0 = unknown) */
 	struct tput_rec *down;         /* client-received download bytes */
@@ -290,6 +297,8 @@ struct test_result {
 	struct tput_rec *up;           /* server-received upload bytes, mapped to client clock */
 	uint32_t *srv_srtt_us;         /* per up sample: the server's download flows' mean smoothed
 					* RTT then, as their sender measures it (0: none) */
+	uint64_t *srv_dlv_bytes;       /* per up sample: the bytes the server's download flows saw
+					* delivered, SACKed included (0: unknown; delivered.h) */
 	size_t nup;
 	struct flow_sample *flows;     /* TCP_INFO of every client load flow, every 100 ms */
 	size_t nflows;

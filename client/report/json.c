@@ -251,8 +251,8 @@ static void json_phase_loss(struct jb *b, json_object *o, const struct test_resu
 		     jb_int(b, (int64_t)ph->lost_down)));
 }
 
-/* The probe budget of a loaded phase (docs/report.md); null for idle phases, the HTTP mode
- * and runs without a run-time record. */
+/* The probe budget of a loaded phase (docs/report.md); null for idle phases and runs without
+ * a run-time record. The HTTP mode's intervals do not adapt: no scale, floor or intervals. */
 static json_object *json_probe_budget(struct jb *b, const struct test_result *r,
 				      const struct phase_result *ph)
 {
@@ -260,10 +260,9 @@ static json_object *json_probe_budget(struct jb *b, const struct test_result *r,
 							"hop" };
 	json_object *o, *iv;
 
-	if (r->http || ph->kind == PHASE_IDLE || !(ph->probe_scale > 0))
+	if (ph->kind == PHASE_IDLE || (!(ph->probe_scale > 0) && !(r->http && r->probe_wire)))
 		return NULL;
 	o = jb_obj(b);
-	iv = jb_obj(b);
 	jb_add(b, o, "link_mbps", jb_pair(b, "down", jb_num(b, ph->link_mbps[0], DEC_MBPS), "up",
 					  jb_num(b, ph->link_mbps[1], DEC_MBPS)));
 	jb_add(b, o, "probe_kbps", jb_pair(b, "down", jb_num(b, ph->probe_kbps[0], DEC_MBPS), "up",
@@ -272,8 +271,14 @@ static json_object *json_probe_budget(struct jb *b, const struct test_result *r,
 					 jb_num(b, ph->ack_kbps[1], DEC_MBPS)));
 	jb_add(b, o, "share", jb_pair(b, "down", jb_num(b, ph->probe_share[0], DEC_RATIO), "up",
 				      jb_num(b, ph->probe_share[1], DEC_RATIO)));
-	jb_add(b, o, "scale", jb_num(b, ph->probe_scale, DEC_RATIO));
 	jb_add(b, o, "floor", jb_bool(b, ph->probe_floor));
+	if (r->http) {
+		jb_add(b, o, "scale", NULL);
+		jb_add(b, o, "intervals_ms", NULL);
+		return o;
+	}
+	iv = jb_obj(b);
+	jb_add(b, o, "scale", jb_num(b, ph->probe_scale, DEC_RATIO));
 	for (int k = 0; k < BUDGET_KINDS; k++)
 		jb_add(b, iv, kind[k], jb_num(b, ph->probe_ms[k], DEC_MS));
 	jb_add(b, o, "intervals_ms", iv);

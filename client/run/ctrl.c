@@ -290,6 +290,8 @@ int ctrl_parse_stats(json_object *msg, struct ctrl_stats *st)
 		st->down.rwnd_limited_us = (uint64_t)t;
 	if (wire_get_int(msg, "down_sndbuf_limited_us", 0, INT64_MAX, &t) == 0)
 		st->down.sndbuf_limited_us = (uint64_t)t;
+	if (wire_get_int(msg, "down_delivered_bytes", 0, INT64_MAX, &t) == 0)
+		st->down.delivered_bytes = (uint64_t)t;
 	if (wire_get_int(msg, "down_srtt_us", 1, UINT32_MAX, &t) == 0)
 		st->down_srtt_us = (uint32_t)t;
 	st->loop_cpu_ns = wire_get_int(msg, "loop_cpu_ns", 0, INT64_MAX, &t) == 0 ? t : -1;

@@ -322,6 +322,7 @@ void httpload_sample(struct httpload *l, int64_t now, struct flow_sample **arr, 
 			.rwnd_limited_us = st.rwnd_limited_us, .sndbuf_limited_us = st.sndbuf_limited_us,
 			.ecn = (uint8_t)st.ecn,
 			.delivered_ce = st.delivered_ce_known ? (int64_t)st.delivered_ce : -1,
+			.delivered_bytes = st.delivered_bytes,
 		};
 	}
 }

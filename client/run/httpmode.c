@@ -364,7 +364,7 @@ static void hm_cleanup(struct hm *h)
 		h->load = NULL;
 	}
 	if (h->probe)
-		r->probes = httpprobe_free(h->probe, &r->nprobes);
+		r->probes = httpprobe_free(h->probe, &r->nprobes, &r->probe_wire);
 	if (h->runner) {
 		runner_stop(h->runner, 0);
 		runner_free(h->runner);

@@ -2,14 +2,16 @@
 #include "client/run/httpprobe.h"
 
 #include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "client/run/curlloop.h"
 #include "common/clock.h"
 #include "common/log.h"
+#include "common/sock.h"
 
 #define HTTPPROBE_MAX_INFLIGHT 32
 
@@ -35,6 +37,7 @@ struct httpprobe {
 	struct probe_series *conn;
 	struct httpprobe_req req[HTTPPROBE_MAX_INFLIGHT];
 	struct probe_rec *recs;
+	struct probe_wire *wire; /* per record: its connection's IP bytes each way */
 	size_t n, cap;
 	int64_t last_rtt;
 	int sending;
@@ -55,13 +58,41 @@ static int httpprobe_sockopt(void *arg, curl_socket_t fd, curlsocktype purpose)
 static int httpprobe_prereq(void *arg, char *ip, char *local_ip, int port, int local_port)
 {
 	struct httpprobe_req *q = arg;
-	struct tcp_info ti;
-	socklen_t len = sizeof(ti);
+	struct sock_tcp_stats st;
 
-	memset(&ti, 0, sizeof(ti));
-	if (q->fd >= 0 && getsockopt(q->fd, IPPROTO_TCP, TCP_INFO, &ti, &len) == 0)
-		q->syn_retrans = ti.tcpi_total_retrans > 0;
+	if (q->fd >= 0 && sock_tcp_info(q->fd, &st) == 0)
+		q->syn_retrans = st.total_retrans > 0;
 	return CURL_PREREQFUNC_OK;
+}
+
+/* IP bytes each way of a connection about to close, from its TCP_INFO: payload plus one
+ * IP and TCP header per segment, and the FIN exchange still to come (one segment up and one
+ * down, then our ACK). A kernel before 4.19 has no byte counts: nothing is known (0). */
+static struct probe_wire httpprobe_wire_of(int fd)
+{
+	struct sock_tcp_stats st;
+	socklen_t dl = sizeof(int);
+	int domain = AF_INET;
+	uint64_t hdr;
+
+	if (sock_tcp_info(fd, &st) < 0 || !st.bytes_known)
+		return (struct probe_wire){ 0 };
+	(void)getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &dl);
+	hdr = (domain == AF_INET6 ? 40 : 20) + 20 + (st.timestamps ? 12 : 0);
+	return (struct probe_wire){
+		.up = (uint32_t)(st.bytes_sent + (st.segs_out + 2) * hdr),
+		.down = (uint32_t)(st.bytes_received + (st.segs_in + 1) * hdr),
+	};
+}
+
+/* CURLOPT_CLOSESOCKETFUNCTION: what the probe's connection carried, then the close. */
+static int httpprobe_closesocket(void *arg, curl_socket_t fd)
+{
+	struct httpprobe_req *q = arg;
+
+	if (q->fd == fd && q->rec < q->p->n)
+		q->p->wire[q->rec] = httpprobe_wire_of(fd);
+	return close(fd);
 }
 
 static size_t httpprobe_write(char *ptr, size_t size, size_t nmemb, void *arg)
@@ -103,7 +134,9 @@ static CURL *httpprobe_easy(const struct httpload_opts *o, const char *url,
 	    (arg && (curl_easy_setopt(e, CURLOPT_SOCKOPTFUNCTION, httpprobe_sockopt) != CURLE_OK ||
 		     curl_easy_setopt(e, CURLOPT_SOCKOPTDATA, arg) != CURLE_OK ||
 		     curl_easy_setopt(e, CURLOPT_PREREQFUNCTION, httpprobe_prereq) != CURLE_OK ||
-		     curl_easy_setopt(e, CURLOPT_PREREQDATA, arg) != CURLE_OK)) ||
+		     curl_easy_setopt(e, CURLOPT_PREREQDATA, arg) != CURLE_OK ||
+		     curl_easy_setopt(e, CURLOPT_CLOSESOCKETFUNCTION, httpprobe_closesocket) != CURLE_OK ||
+		     curl_easy_setopt(e, CURLOPT_CLOSESOCKETDATA, arg) != CURLE_OK)) ||
 	    httpprobe_tls(o, e) < 0) {
 		curl_easy_cleanup(e);
 		return NULL;
@@ -117,13 +150,18 @@ static long httpprobe_record(struct httpprobe *p, int64_t now)
 	if (p->n == p->cap) {
 		size_t nc = p->cap ? p->cap * 2 : 1024;
 		struct probe_rec *a = realloc(p->recs, nc * sizeof(*a));
+		struct probe_wire *w;
 
 		if (a == NULL)
 			return -1;
 		p->recs = a;
+		if ((w = realloc(p->wire, nc * sizeof(*w))) == NULL)
+			return -1;
+		p->wire = w;
 		p->cap = nc;
 	}
 	p->recs[p->n] = (struct probe_rec){ .seq = (uint32_t)p->n, .send_ns = now };
+	p->wire[p->n] = (struct probe_wire){ 0 };
 	return (long)p->n++;
 }
 
@@ -261,7 +299,7 @@ struct httpprobe *httpprobe_start(struct event_base *base, const struct httpload
 	}
 	return p;
 fail:
-	free(httpprobe_free(p, &(size_t){ 0 }));
+	free(httpprobe_free(p, &(size_t){ 0 }, NULL));
 	return NULL;
 }
 
@@ -286,7 +324,7 @@ int64_t httpprobe_last_rtt(const struct httpprobe *p)
 	return p->last_rtt;
 }
 
-struct probe_rec *httpprobe_free(struct httpprobe *p, size_t *n)
+struct probe_rec *httpprobe_free(struct httpprobe *p, size_t *n, struct probe_wire **wire)
 {
 	struct probe_rec *recs;
 
@@ -306,6 +344,10 @@ struct probe_rec *httpprobe_free(struct httpprobe *p, size_t *n)
 	curl_slist_free_all(p->resolve);
 	recs = p->recs;
 	*n = p->n;
+	if (wire)
+		*wire = p->wire;
+	else
+		free(p->wire);
 	free(p);
 	return recs;
 }

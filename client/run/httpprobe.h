@@ -13,6 +13,7 @@
 
 #include <event2/event.h>
 
+#include "client/model/result.h"
 #include "client/run/httpload.h"
 #include "probes/series.h"
 #include "probes/udp.h"
@@ -31,8 +32,10 @@ void httpprobe_stop_sending(struct httpprobe *p);
 int httpprobe_inflight(const struct httpprobe *p);
 /* The latest handshake RTT (0 before the first). */
 int64_t httpprobe_last_rtt(const struct httpprobe *p);
-/* Ends what is outstanding (lost), hands the records over (free() them), frees p. */
-struct probe_rec *httpprobe_free(struct httpprobe *p, size_t *n);
+/* Ends what is outstanding (lost), hands the records over (free() them), frees p. *wire
+ * (when not NULL) gets, parallel to the records, the IP bytes each probe's connection carried
+ * each way (zero where unknown); free() it too. */
+struct probe_rec *httpprobe_free(struct httpprobe *p, size_t *n, struct probe_wire **wire);
 
 /* One request, run to its end on a private loop before the test (is the target there, does
  * it answer 200?). 0, or -1 with one sentence in err. */

@@ -601,6 +601,7 @@ static void load_sample_callback(evutil_socket_t fd, short what, void *arg)
 			.rwnd_limited_us = ti.rwnd_limited_us, .sndbuf_limited_us = ti.sndbuf_limited_us,
 			.ecn = (uint8_t)ti.ecn,
 			.delivered_ce = ti.delivered_ce_known ? (int64_t)ti.delivered_ce : -1,
+			.delivered_bytes = ti.delivered_bytes,
 		};
 	}
 }

@@ -560,6 +560,7 @@ static int test_grow_up_extras(struct test *t)
 {
 	int64_t *a = realloc(t->up_srv_t, t->cap_up * sizeof(*a));
 	uint32_t *b;
+	uint64_t *c;
 
 	if (a == NULL)
 		return -1;
@@ -568,6 +569,10 @@ static int test_grow_up_extras(struct test *t)
 	if (b == NULL)
 		return -1;
 	t->res->srv_srtt_us = b;
+	c = realloc(t->res->srv_dlv_bytes, t->cap_up * sizeof(*c));
+	if (c == NULL)
+		return -1;
+	t->res->srv_dlv_bytes = c;
 	return 0;
 }
 
@@ -587,6 +592,7 @@ static void test_on_stats(struct test *t, const struct ctrl_stats *st)
 	}
 	t->up_srv_t[r->nup - 1] = st->t_ns;
 	r->srv_srtt_us[r->nup - 1] = st->down_srtt_us;
+	r->srv_dlv_bytes[r->nup - 1] = st->down.delivered_bytes;
 	t->srv_totals = st->down;
 	t->srv_cpu_ns = st->loop_cpu_ns;
 	t->srv_t_ns = st->t_ns;

@@ -1161,6 +1161,38 @@ static void test_run_window_limited(void **state)
 	result_free(&r);
 }
 
+/* The receiver's bytes come in bursts (make_run's unsteady series: never saturated), but the
+ * server's stats say its download flows delivered 20 Mbit/s from the start: the phase
+ * saturated, judged and its goodput taken on the senders' count (delivered.h). */
+static void test_run_delivered_steadies(void **state)
+{
+	struct test_result r;
+	int64_t load_start = T0 + RUN_IDLE;
+	size_t n = (size_t)(RUN_LOAD / (100 * MS)) + 1;
+
+	(void)state;
+	make_run(&r, 1, 0);
+	analysis_run(&r);
+	assert_int_equal(r.phases[1].saturated, 0); /* the receiver's bytes alone */
+	result_free(&r);
+
+	make_run(&r, 1, 0);
+	r.up = calloc(n, sizeof(*r.up));
+	r.srv_dlv_bytes = calloc(n, sizeof(*r.srv_dlv_bytes));
+	assert_non_null(r.up);
+	assert_non_null(r.srv_dlv_bytes);
+	for (size_t i = 0; i < n; i++) {
+		r.up[i].t_ns = load_start + (int64_t)i * 100 * MS;
+		r.srv_dlv_bytes[i] = 1 + (uint64_t)i * 250000; /* 20 Mbit/s */
+	}
+	r.nup = n;
+	analysis_run(&r);
+	assert_int_equal(r.phases[1].saturated, 1);
+	assert_int_equal(r.phases[1].steady_start_ns, load_start + 7 * IV);
+	assert_close(r.phases[1].down_mbps, 20.0, 1e-9, "goodput from the senders' count");
+	result_free(&r);
+}
+
 /* Probe i of a make_run run lost downstream: the server counted it, the reply never came. */
 static void lose_downstream(struct test_result *r, size_t i)
 {
@@ -1236,6 +1268,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_loss_all_lost),
 		cmocka_unit_test(test_loss_window),
 		cmocka_unit_test(test_run_complete),
+		cmocka_unit_test(test_run_delivered_steadies),
 		cmocka_unit_test(test_run_degraded),
 		cmocka_unit_test(test_loss_window_splits_run),
 		cmocka_unit_test(test_run_window_limited),
