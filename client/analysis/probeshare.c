@@ -141,9 +141,10 @@ static void phase_warn(struct test_result *r, const struct phase_result *ph)
 		if (!(ph->probe_share[d] > BUDGET_SHARE * SHARE_SLACK))
 			continue;
 		if (r->probe_wire != NULL)
-			result_warn(r, "%s phase: the latency requests (a new connection each) used %.1f %% of the %s (%.0f kbit/s of %.2f Mbit/s), more than %.0f %%; the goodput is that much below the link's rate",
+			result_warn(r, "%s phase: the latency requests (a new connection each) used %.1f %% of the %s (%.0f kbit/s of %.2f Mbit/s), more than %.0f %%%s; the goodput is that much below the link's rate",
 				    phase_name(ph->kind), 100 * ph->probe_share[d], dir[d],
-				    ph->probe_kbps[d], ph->link_mbps[d], 100 * BUDGET_SHARE);
+				    ph->probe_kbps[d], ph->link_mbps[d], 100 * BUDGET_SHARE,
+				    ph->probe_floor ? ", at their floor of ten a second" : "");
 		else if (ph->probe_floor)
 			result_warn(r, "%s phase: the probes used %.1f %% of the %s (%.0f kbit/s of %.2f Mbit/s), more than %.0f %%: their intervals are at the floor (UDP every %.0f ms, ≥ 100 samples per phase for the p99 and ≥ 10 per second; the other kinds ≥ 20 per phase); the goodput is that much below the link's rate",
 				    phase_name(ph->kind), 100 * ph->probe_share[d], dir[d],

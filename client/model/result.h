@@ -349,7 +349,7 @@ struct test_result {
 	double worst_increase_ms;      /* the loaded phases' largest latency increase (grade_overall's); NaN if none */
 	double shaper_down_mbps, shaper_up_mbps; /* SQM/cake advice: 90 % of the IP-level rate */
 
-	char warnings[16][192];
+	char warnings[16][320];
 	int nwarnings;
 
 	int http;                      /* HTTP mode: no bloatmeterd, so no one-way delays, loss

@@ -252,7 +252,8 @@ static void json_phase_loss(struct jb *b, json_object *o, const struct test_resu
 }
 
 /* The probe budget of a loaded phase (docs/report.md); null for idle phases and runs without
- * a run-time record. The HTTP mode's intervals do not adapt: no scale, floor or intervals. */
+ * a run-time record. The HTTP mode has one kind of probe, its latency requests: no
+ * intervals_ms, and scale is theirs. */
 static json_object *json_probe_budget(struct jb *b, const struct test_result *r,
 				      const struct phase_result *ph)
 {
@@ -272,13 +273,12 @@ static json_object *json_probe_budget(struct jb *b, const struct test_result *r,
 	jb_add(b, o, "share", jb_pair(b, "down", jb_num(b, ph->probe_share[0], DEC_RATIO), "up",
 				      jb_num(b, ph->probe_share[1], DEC_RATIO)));
 	jb_add(b, o, "floor", jb_bool(b, ph->probe_floor));
+	jb_add(b, o, "scale", jb_num(b, ph->probe_scale, DEC_RATIO));
 	if (r->http) {
-		jb_add(b, o, "scale", NULL);
 		jb_add(b, o, "intervals_ms", NULL);
 		return o;
 	}
 	iv = jb_obj(b);
-	jb_add(b, o, "scale", jb_num(b, ph->probe_scale, DEC_RATIO));
 	for (int k = 0; k < BUDGET_KINDS; k++)
 		jb_add(b, iv, kind[k], jb_num(b, ph->probe_ms[k], DEC_MS));
 	jb_add(b, o, "intervals_ms", iv);

@@ -14,6 +14,7 @@
 
 #include "client/model/httptarget.h"
 #include "client/run/dropuser.h"
+#include "client/run/httpadapt.h"
 #include "client/run/httpload.h"
 #include "client/run/httpprobe.h"
 #include "common/clock.h"
@@ -52,6 +53,7 @@ struct hm {
 	struct httpload *load;
 	struct probe_runner *runner;
 	struct probe_series *conn, *inflow_down, *inflow_up;
+	struct http_adapt adapt;       /* the requests' interval within the probe budget */
 	struct hstep steps[2 * PHASE_KINDS];
 	int nsteps, cur;
 	int64_t step_end_ns, last_sample_ns, grace_end_ns;
@@ -85,6 +87,16 @@ static int hm_push(struct tput_rec **arr, size_t *n, size_t *cap, int64_t t, uin
 	return 0;
 }
 
+/* The latency requests' interval once the phase shows its rate (httpadapt.h). */
+static void hm_adapt(struct hm *h, int64_t now, const uint64_t bytes[2])
+{
+	double req[2] = { 0, 0 };
+	size_t n = httpprobe_wire_mean(h->probe, req);
+
+	if (httpadapt_tick(&h->adapt, now, bytes, h->res->ip_overhead, req, n))
+		httpprobe_set_interval(h->probe, (int64_t)(h->adapt.ms * NS_PER_MS));
+}
+
 /* Cumulative bytes each way, sampled on every tick; upload counts what the server
  * acknowledged (httpacct.c), so both series are the network's. */
 static void hm_sample_bytes(struct hm *h, int64_t now)
@@ -102,6 +114,8 @@ static void hm_sample_bytes(struct hm *h, int64_t now)
 	if (hm_push(&r->down, &r->ndown, &h->cap_down, now, down) < 0 ||
 	    hm_push(&r->up, &r->nup, &h->cap_up, now, up) < 0)
 		hm_fail(h, "out of memory");
+	if (h->load)
+		hm_adapt(h, now, (const uint64_t[2]){ down, up });
 }
 
 /* MSS and header overhead from the first load sample; congestion control as used. */
@@ -160,6 +174,8 @@ static void hm_end_step(struct hm *h, int64_t now)
 		ph->sndbuf_limited_up = up.busy_us ? (double)up.sndbuf_limited_us / (double)up.busy_us
 						   : NAN;
 	}
+	ph->probe_scale = h->adapt.ms / h->adapt.base_ms;
+	ph->probe_floor = h->adapt.floor;
 	h->down_done += httpload_down_bytes(h->load);
 	h->up_done += httpload_up_bytes(h->load);
 	httpload_stop(h->load);
@@ -193,8 +209,12 @@ static void hm_begin_step(struct hm *h, int64_t now)
 	if (ndown + nup == 0)
 		return;
 	h->load = httpload_start(h->base, &h->opts, ndown, nup, err, sizeof(err));
-	if (h->load == NULL)
+	if (h->load == NULL) {
 		hm_fail(h, err);
+		return;
+	}
+	httpadapt_phase(&h->adapt, (const int[2]){ ndown > 0, nup > 0 }, now,
+			(const uint64_t[2]){ h->down_done, h->up_done });
 }
 
 static void hm_finish(struct hm *h, int64_t now)
@@ -389,6 +409,7 @@ int httpmode_run(const struct client_config *cfg, struct test_result *res, char 
 	h.res = res;
 	res->http = 1;
 	hm_build_schedule(&h);
+	httpadapt_init(&h.adapt, (double)HTTPMODE_PROBE_INTERVAL_NS / NS_PER_MS);
 	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
 		snprintf(err, errlen, "cannot initialise libcurl");
 		return -1;

@@ -319,6 +319,30 @@ int httpprobe_inflight(const struct httpprobe *p)
 	return n;
 }
 
+void httpprobe_set_interval(struct httpprobe *p, int64_t interval_ns)
+{
+	p->interval_ns = interval_ns;
+}
+
+size_t httpprobe_wire_mean(const struct httpprobe *p, double out[2])
+{
+	double sum[2] = { 0, 0 };
+	size_t n = 0;
+
+	for (size_t i = 0; i < p->n; i++) {
+		if (p->wire[i].up == 0)
+			continue;
+		sum[0] += p->wire[i].down;
+		sum[1] += p->wire[i].up;
+		n++;
+	}
+	if (n > 0) {
+		out[0] = sum[0] / (double)n;
+		out[1] = sum[1] / (double)n;
+	}
+	return n;
+}
+
 int64_t httpprobe_last_rtt(const struct httpprobe *p)
 {
 	return p->last_rtt;

@@ -30,6 +30,11 @@ struct httpprobe *httpprobe_start(struct event_base *base, const struct httpload
 void httpprobe_stop_sending(struct httpprobe *p);
 /* Requests still outstanding. */
 int httpprobe_inflight(const struct httpprobe *p);
+/* From the next slot on, one request every interval_ns. */
+void httpprobe_set_interval(struct httpprobe *p, int64_t interval_ns);
+/* The mean IP bytes each way ([0] down, [1] up) of the requests whose connections closed
+ * with their counts known; how many (0: none yet, out untouched). */
+size_t httpprobe_wire_mean(const struct httpprobe *p, double out[2]);
 /* The latest handshake RTT (0 before the first). */
 int64_t httpprobe_last_rtt(const struct httpprobe *p);
 /* Ends what is outstanding (lost), hands the records over (free() them), frees p. *wire
