@@ -10,7 +10,8 @@ struct dlv_flow {
 	uint64_t last;
 };
 
-/* Adds sample f's growth since its flow's previous sample to *total. */
+/* Adds sample f's growth since its flow's previous sample to *total. A count that fell is a
+ * new connection in the flow's slot (the HTTP mode reconnects): all of it is growth. */
 static void dlv_add(struct dlv_flow *fl, size_t *nfl, const struct flow_sample *f,
 		    uint64_t *total)
 {
@@ -24,10 +25,10 @@ static void dlv_add(struct dlv_flow *fl, size_t *nfl, const struct flow_sample *
 		fl[k] = (struct dlv_flow){ .id = f->flow_id, .last = 0 };
 		(*nfl)++;
 	}
-	if (f->delivered_bytes > fl[k].last) {
-		*total += f->delivered_bytes - fl[k].last;
-		fl[k].last = f->delivered_bytes;
-	}
+	if (f->delivered_bytes < fl[k].last)
+		fl[k].last = 0;
+	*total += f->delivered_bytes - fl[k].last;
+	fl[k].last = f->delivered_bytes;
 }
 
 /* Upload: the client's flow samples; one point per sampling tick (its flows share a time). */

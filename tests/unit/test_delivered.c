@@ -11,6 +11,7 @@
 #include "client/model/config.h"
 
 #define MS (1000000LL)
+#define SEC_NS (1000 * MS)
 
 static void add(struct test_result *r, size_t *n, int64_t t, uint16_t id, int up, uint64_t dlv)
 {
@@ -54,6 +55,32 @@ static void test_upload_sums_each_flows_growth(void **state)
 	result_free(&r);
 }
 
+/* The HTTP mode reconnects: a slot's count that falls is a new connection, and what it
+ * delivered counts whole (not only once it passes the old connection's count). */
+static void test_reconnect_counts_from_zero(void **state)
+{
+	struct client_config cfg;
+	struct test_result r;
+	struct tput_rec *s;
+	size_t n = 0;
+
+	(void)state;
+	config_defaults(&cfg);
+	result_init(&r, &cfg);
+	r.flows = calloc(4, sizeof(*r.flows));
+	assert_non_null(r.flows);
+	add(&r, &n, 100 * MS, 3, 1, 50000);
+	add(&r, &n, 200 * MS, 3, 1, 60000);
+	add(&r, &n, 300 * MS, 3, 1, 4000); /* the server closed it; a new one took the slot */
+	add(&r, &n, 400 * MS, 3, 1, 14000);
+	assert_int_equal(delivered_series(&r, 1, 0, SEC_NS, &s), 4);
+	assert_int_equal(s[1].bytes, 60000);
+	assert_int_equal(s[2].bytes, 64000);
+	assert_int_equal(s[3].bytes, 74000);
+	free(s);
+	result_free(&r);
+}
+
 /* A kernel without tcpi_delivered (every count 0), or no server count: no series, so the
  * analysis falls back to the receiver's bytes. */
 static void test_unknown_gives_none(void **state)
@@ -81,6 +108,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_upload_sums_each_flows_growth),
+		cmocka_unit_test(test_reconnect_counts_from_zero),
 		cmocka_unit_test(test_unknown_gives_none),
 	};
 
